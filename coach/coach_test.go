@@ -1,0 +1,197 @@
+package coach
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// defaultCountdownS is the think time the scripts promise (DESIGN.md: an
+// 8-second think countdown).
+const defaultCountdownS = 8
+
+func TestCardForQuestion(t *testing.T) {
+	tests := []struct {
+		name     string
+		text     string
+		lang     string
+		wantName string
+	}{
+		{"failure picks CARL", "Tell me about a time you failed", "en", "CARL"},
+		{"led a team picks STAR", "tell me about a time you led a team", "en", "STAR"},
+		{"technical defaults to STAR", "How does a hash map work?", "en", "STAR"},
+		{"zh failure picks CARL", "讲讲你犯过的最大的错误", "zh", "CARL"},
+		{"zh team picks STAR", "说说你带领团队的经历", "zh", "STAR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := CardFor(tt.text, tt.lang)
+			if c.Kind != Question {
+				t.Fatalf("kind = %q, want %q", c.Kind, Question)
+			}
+			if c.CountdownS != defaultCountdownS {
+				t.Errorf("countdown_s = %d, want %d", c.CountdownS, defaultCountdownS)
+			}
+			if c.Framework.Name != tt.wantName {
+				t.Errorf("framework = %q, want %q", c.Framework.Name, tt.wantName)
+			}
+			if len(c.Framework.Steps) != len(tt.wantName) {
+				t.Errorf("steps = %q, want one per letter of %s", c.Framework.Steps, tt.wantName)
+			}
+		})
+	}
+}
+
+func TestCardForRepeatTip(t *testing.T) {
+	tests := []struct{ lang, want string }{
+		{"en", "repeat the last words"},
+		{"zh", "重复问题的最后几个字"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lang, func(t *testing.T) {
+			c := CardFor("Why Go?", tt.lang)
+			if len(c.Tips) == 0 || !strings.Contains(strings.ToLower(c.Tips[0]), tt.want) {
+				t.Errorf("tips = %q, want the first to say %q", c.Tips, tt.want)
+			}
+		})
+	}
+}
+
+func TestCardForStatement(t *testing.T) {
+	tests := []struct {
+		name, text, lang string
+		wantTips         []string
+	}{
+		{"en", "We use Kubernetes heavily here.", "en", []string{"concrete numbers", "why that choice"}},
+		{"zh", "我们团队主要做支付系统。", "zh", []string{"追问具体数字", "追问为什么这样选择"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := CardFor(tt.text, tt.lang)
+			if c.Kind != Statement || c.CountdownS != 0 {
+				t.Fatalf("kind, countdown = %q, %d; want %q, 0", c.Kind, c.CountdownS, Statement)
+			}
+			if len(c.Framework.Steps) == 0 {
+				t.Errorf("statement frame has no steps")
+			}
+			for _, want := range tt.wantTips {
+				if !slices.ContainsFunc(c.Tips, func(tip string) bool { return strings.Contains(tip, want) }) {
+					t.Errorf("tips = %q, want one with %q", c.Tips, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCardForLanguage(t *testing.T) {
+	const q = "Tell me about a time you led a team"
+	tests := []struct {
+		lang    string
+		wantCJK bool
+	}{
+		{"zh", true},
+		{"zh-CN", true},
+		{"ZH", true},
+		{"en", false},
+		{"fr", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		t.Run("lang "+tt.lang, func(t *testing.T) {
+			c := CardFor(q, tt.lang)
+			text := strings.Join(append(slices.Clone(c.Framework.Steps), c.Tips...), "")
+			if got := hasCJK(text); got != tt.wantCJK {
+				t.Errorf("CJK wording = %v, want %v: %q", got, tt.wantCJK, text)
+			}
+		})
+	}
+	// Detection ignores lang: a Chinese question is a question in an en session.
+	if c := CardFor("你为什么选择我们公司", "en"); c.Kind != Question || hasCJK(c.Framework.Steps[0]) {
+		t.Errorf("zh question with lang en = %+v, want an en question card", c)
+	}
+}
+
+func TestCardOwnsSlices(t *testing.T) {
+	c := CardFor("Why Go?", "en")
+	want := c.Tips[0]
+	c.Tips[0] = "changed"
+	c.Framework.Steps[0] = "changed"
+	again := CardFor("Why Go?", "en")
+	if again.Tips[0] != want || again.Framework.Steps[0] == "changed" {
+		t.Errorf("a card's edits leaked into the scripts: %+v", again)
+	}
+}
+
+func TestCardJSON(t *testing.T) {
+	b, err := json.Marshal(CardFor("我们团队主要做支付系统。", "zh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"kind", "countdown_s", "framework", "tips"} {
+		if _, ok := m[key]; !ok {
+			t.Errorf("card JSON %s lacks %q (CONTRACT.md coach message)", b, key)
+		}
+	}
+	var fw map[string]json.RawMessage
+	if err := json.Unmarshal(m["framework"], &fw); err != nil || fw["name"] == nil || fw["steps"] == nil {
+		t.Errorf("framework JSON %s, want name and steps (err %v)", m["framework"], err)
+	}
+}
+
+func FuzzCardFor(f *testing.F) {
+	for _, seed := range []string{
+		"", "?", "So, uh, okay. Tell me about a time you failed", "我们团队主要做支付系统。",
+		"'''", "what", "’", "吗", "\xff\xfe", "tell me关于", "İ̇?", strings.Repeat("so ", 50),
+	} {
+		f.Add(seed, "en")
+		f.Add(seed, "zh")
+	}
+	f.Fuzz(func(t *testing.T, text, lang string) {
+		c := CardFor(text, lang)
+		if (c.Kind == Question) != IsQuestion(text) {
+			t.Fatalf("kind %q disagrees with IsQuestion(%q)", c.Kind, text)
+		}
+		switch c.Kind {
+		case Question:
+			if c.CountdownS != defaultCountdownS {
+				t.Fatalf("question countdown_s = %d", c.CountdownS)
+			}
+		case Statement:
+			if c.CountdownS != 0 {
+				t.Fatalf("statement countdown_s = %d", c.CountdownS)
+			}
+		default:
+			t.Fatalf("kind = %q", c.Kind)
+		}
+		if c.Framework.Name == "" || len(c.Framework.Steps) == 0 || len(c.Tips) == 0 {
+			t.Fatalf("incomplete card %+v", c)
+		}
+		if _, err := json.Marshal(c); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func BenchmarkCardFor(b *testing.B) {
+	texts := []string{
+		"So, uh, okay. Tell me about a time you failed",
+		"We use Kubernetes heavily here, and we ship to production every day.",
+		"嗯，好的。那个，讲讲你最有挑战的一个项目",
+		"我们团队主要做支付系统。",
+	}
+	Default() // parse outside the timed loop
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		CardFor(texts[i%len(texts)], "en")
+	}
+}
+
+func hasCJK(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Han, r) })
+}

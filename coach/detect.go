@@ -1,0 +1,193 @@
+package coach
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// enMatcher holds the English detection rules with every phrase split into
+// words once, at Parse.
+type enMatcher struct {
+	fillers, starts, notStarts, contains [][]string
+	wh, aux, subjects                    map[string]bool
+}
+
+// classifier is one classify rule with its English phrases split into words.
+type classifier struct {
+	framework string
+	en        [][]string
+	zh        []string
+}
+
+func newENMatcher(r enRules) enMatcher {
+	return enMatcher{
+		fillers:   phrases(r.Fillers),
+		starts:    phrases(r.Starts),
+		notStarts: phrases(r.NotStarts),
+		contains:  phrases(r.Contains),
+		wh:        set(r.WH),
+		aux:       set(r.Aux),
+		subjects:  set(r.Subjects),
+	}
+}
+
+// IsQuestion reports whether text asks the candidate something, by the rules
+// documented on Script. Chinese and English rules both apply, whatever the
+// session's language.
+func (s *Script) IsQuestion(text string) bool {
+	t := normalize(text)
+	if strings.ContainsAny(t, s.questionMarks) {
+		return true
+	}
+	for _, sentence := range split(t, s.sentenceBreaks) {
+		if s.zhQuestion(sentence) {
+			return true
+		}
+		for _, clause := range split(sentence, s.clauseBreaks) {
+			if s.en.question(words(clause)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// frameworkFor returns the frameworks key for a question and whether a
+// classify rule (rather than the default) chose it.
+func (s *Script) frameworkFor(text string) (key string, matched bool) {
+	t := normalize(text)
+	w := words(t)
+	for _, c := range s.classify {
+		if containsAnyPhrase(w, c.en) || containsAnySubstring(t, c.zh) {
+			return c.framework, true
+		}
+	}
+	return s.defaultKey, false
+}
+
+// zhQuestion applies the Chinese rules to one sentence.
+func (s *Script) zhQuestion(sentence string) bool {
+	for _, ig := range s.zh.Ignore {
+		sentence = strings.ReplaceAll(sentence, ig, " ")
+	}
+	if containsAnySubstring(sentence, s.zh.Markers) {
+		return true
+	}
+	end := strings.TrimRightFunc(sentence, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	for _, p := range s.zh.FinalParticles {
+		if strings.HasSuffix(end, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// question applies the English rules to the words of one clause.
+func (m *enMatcher) question(w []string) bool {
+	w = m.stripFillers(w)
+	if len(w) == 0 {
+		return false
+	}
+	if !hasAnyPrefix(w, m.notStarts) && (m.wh[w[0]] || hasAnyPrefix(w, m.starts)) {
+		return true
+	}
+	if m.inverted(w) {
+		return true
+	}
+	for i, word := range w {
+		if m.wh[word] && m.inverted(w[i+1:]) {
+			return true
+		}
+	}
+	return containsAnyPhrase(w, m.contains)
+}
+
+// inverted reports whether w opens with an auxiliary and then a subject
+// ("did you", "is there").
+func (m *enMatcher) inverted(w []string) bool {
+	return len(w) >= 2 && m.aux[w[0]] && m.subjects[w[1]]
+}
+
+// stripFillers drops filler phrases from the start of w, the longest match
+// first, until none is left.
+func (m *enMatcher) stripFillers(w []string) []string {
+	for {
+		n := 0
+		for _, f := range m.fillers {
+			if len(f) > n && hasPrefix(w, f) {
+				n = len(f)
+			}
+		}
+		if n == 0 {
+			return w
+		}
+		w = w[n:]
+	}
+}
+
+// apostrophes folds typographic apostrophes to '; a Replacer is read-only
+// and safe for concurrent use.
+var apostrophes = strings.NewReplacer("’", "'", "‘", "'")
+
+// normalize lower-cases text and folds typographic apostrophes to '.
+func normalize(text string) string {
+	return apostrophes.Replace(strings.ToLower(text))
+}
+
+// split cuts s at every rune of breaks, dropping empty pieces.
+func split(s, breaks string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(breaks, r) })
+}
+
+// words returns the English words of s: runs of a-z, 0-9 and ', with '
+// trimmed from both ends. s must already be lower case.
+func words(s string) []string {
+	fields := strings.FieldsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '\'')
+	})
+	w := fields[:0]
+	for _, f := range fields {
+		if f = strings.Trim(f, "'"); f != "" {
+			w = append(w, f)
+		}
+	}
+	return w
+}
+
+func phrases(l []string) [][]string {
+	out := make([][]string, len(l))
+	for i, p := range l {
+		out[i] = words(p)
+	}
+	return out
+}
+
+func set(l []string) map[string]bool {
+	m := make(map[string]bool, len(l))
+	for _, s := range l {
+		m[s] = true
+	}
+	return m
+}
+
+func hasPrefix(w, p []string) bool {
+	return len(p) > 0 && len(w) >= len(p) && slices.Equal(w[:len(p)], p)
+}
+
+func hasAnyPrefix(w []string, ps [][]string) bool {
+	return slices.ContainsFunc(ps, func(p []string) bool { return hasPrefix(w, p) })
+}
+
+func containsAnyPhrase(w []string, ps [][]string) bool {
+	for i := range w {
+		if hasAnyPrefix(w[i:], ps) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAnySubstring(s string, subs []string) bool {
+	return slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
+}

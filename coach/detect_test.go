@@ -1,0 +1,148 @@
+package coach
+
+import "testing"
+
+func TestIsQuestion(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want bool
+	}{
+		// English questions.
+		{"en tell me about a time", "Tell me about a time you failed", true},
+		{"en fillers and lead-in sentence", "So, uh, okay. Tell me about a time you failed", true},
+		{"en fillers without commas", "um so like how do you handle pressure", true},
+		{"en why", "Why did you leave your last job", true},
+		{"en how would you design", "How would you design a rate limiter", true},
+		{"en what contraction", "What's your biggest weakness", true},
+		{"en walk me through", "Walk me through your resume.", true},
+		{"en can you", "Can you explain how Raft works", true},
+		{"en could you mid sentence", "Okay great, and could you give me an example of that", true},
+		{"en have you", "Have you ever used Kafka in production", true},
+		{"en do you", "Do you have any questions for us", true},
+		{"en describe", "Describe a conflict with a teammate.", true},
+		{"en statement then question", "We use Kafka a lot. How do you feel about event sourcing", true},
+		{"en question after comma", "We use Kubernetes, what's your experience with it", true},
+		{"en wh aux subject mid clause", "When you were at Google how did you handle on-call", true},
+		{"en wh then aux after pseudo-cleft opener", "What I want to know is why you left", true},
+		{"en i'd love to hear", "I'd love to hear about your biggest project.", true},
+		{"en is there", "Is there anything you'd like to ask", true},
+		{"en what about", "And what about testing", true},
+		{"en question mark only", "You built that alone?", true},
+		{"en curly apostrophe", "I’d like to hear how you scaled it", true},
+		{"en design prompt", "Design a URL shortener.", true},
+		{"en thank you then question", "Thank you. Walk us through the architecture", true},
+		// English statements.
+		{"en kubernetes statement", "We use Kubernetes heavily here.", false},
+		{"en what mid sentence", "That's what we do here.", false},
+		{"en pseudo-cleft with filler", "So what we do is mostly payments.", false},
+		{"en how mid sentence", "I'll tell you how we work.", false},
+		{"en tell you about", "Let me tell you about the team.", false},
+		{"en thank you", "Thank you for coming in today.", false},
+		{"en please have a seat", "Please have a seat.", false},
+		{"en which is why", "Which is why we moved to Go.", false},
+		{"en could mid sentence", "We're glad you could join us.", false},
+		{"en two plain clauses", "The team is about ten people, and we ship weekly.", false},
+		{"en fillers only", "Okay, great. Um.", false},
+		{"en when i joined", "When I joined we had three engineers.", false},
+		{"en that's how it is", "That's how it is done here.", false},
+		{"en you know what filler", "You know what, we should wrap up.", false},
+		{"en have you on the team", "We'd love to have you on the team.", false},
+		{"empty", "", false},
+		{"punctuation only", "... ,,, 。。", false},
+		// Chinese questions.
+		{"zh why", "你为什么离开上一家公司", true},
+		{"zh 讲讲", "讲讲你最有挑战的项目", true},
+		{"zh 能否 介绍", "能否介绍一下你自己", true},
+		{"zh 吗 final", "你用过 Redis 吗", true},
+		{"zh 呢 final", "那你呢。", true},
+		{"zh fillers and lead-in", "嗯，好的。那个，说说你的优缺点", true},
+		{"zh 怎么", "你是怎么做容量规划的", true},
+		{"zh 如何", "如何保证消息不丢", true},
+		{"zh 哪", "你之前在哪个团队", true},
+		{"zh 请你", "请你描述一下当时的情况", true},
+		{"zh full width question mark", "你们用 Go？", true},
+		{"zh 有没有", "有没有遇到过线上故障", true},
+		{"zh statement then question", "我们主要做支付。你熟悉分布式事务吗", true},
+		{"mixed zh particle after english", "那你们 use Kubernetes 吗", true},
+		{"mixed en question with zh", "Tell me about 你的项目", true},
+		// Chinese statements.
+		{"zh team statement", "我们团队主要做支付系统。", false},
+		{"zh 什么都", "我们什么都做。", false},
+		{"zh 这就是为什么", "这就是为什么我们选了 Go。", false},
+		{"zh interviewer introduces team", "我先介绍一下我们团队。", false},
+		{"zh 哪怕", "哪怕流量翻倍，系统也很稳。", false},
+		{"zh 请求 is not 请", "我们每秒处理十万请求。", false},
+		{"zh topic 呢 before comma", "我们呢，主要做支付。", false},
+		{"zh 不怎么", "我们不怎么加班。", false},
+		{"zh 怎么说呢 filler", "怎么说呢，我们的业务比较复杂。", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsQuestion(tt.text); got != tt.want {
+				t.Errorf("IsQuestion(%q) = %v, want %v", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFrameworkFor(t *testing.T) {
+	tests := []struct {
+		name        string
+		text        string
+		wantKey     string
+		wantMatched bool
+	}{
+		{"en failure", "Tell me about a time you failed", "carl", true},
+		{"en mistake", "What's the biggest mistake you've made at work", "carl", true},
+		{"en lesson learned", "What did you learn from that project", "carl", true},
+		{"en weakness", "What is your greatest weakness", "carl", true},
+		{"en do differently", "What would you do differently next time", "carl", true},
+		{"en led a team", "Tell me about a time you led a team", "star", true},
+		{"en conflict", "Describe a conflict with a teammate", "star", true},
+		{"en proud", "Which achievement are you most proud of", "star", true},
+		{"en technical falls to default", "How does a hash map work", "star", false},
+		{"en failover is not failure", "How do you design failover for a database", "star", false},
+		{"en machine learning is not a lesson", "Do you know machine learning", "star", false},
+		{"zh failure beats experience", "讲讲你最失败的一次经历", "carl", true},
+		{"zh growth", "这两年你最大的成长是什么", "carl", true},
+		{"zh led a team", "讲讲你带领团队的一次经历", "star", true},
+		{"zh technical falls to default", "Redis 的持久化怎么做", "star", false},
+	}
+	s := Default()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key, matched := s.frameworkFor(tt.text)
+			if key != tt.wantKey || matched != tt.wantMatched {
+				t.Errorf("frameworkFor(%q) = %q, %v; want %q, %v", tt.text, key, matched, tt.wantKey, tt.wantMatched)
+			}
+		})
+	}
+}
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"contraction kept", "what's up", []string{"what's", "up"}},
+		{"quotes trimmed", "'tell me' now", []string{"tell", "me", "now"}},
+		{"cjk separates", "tell me关于项目go", []string{"tell", "me", "go"}},
+		{"digits", "10x growth", []string{"10x", "growth"}},
+		{"nothing", "？。 '' ", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := words(tt.in)
+			if len(got) != len(tt.want) {
+				t.Fatalf("words(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("words(%q) = %q, want %q", tt.in, got, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,187 @@
+package recall
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed bank/*.yaml
+var bankFS embed.FS
+
+// Languages and seniority levels of the bank, and the defaults that an
+// unknown value falls back to.
+const (
+	LangZH = "zh"
+	LangEN = "en"
+
+	Junior = "junior"
+	Mid    = "mid"
+	Senior = "senior"
+
+	defaultLang      = LangEN
+	defaultSeniority = Mid
+)
+
+// Categories lists the bank's categories, one YAML file each.
+var Categories = []string{
+	"intro", "motivation", "strengths", "failure", "conflict", "teamwork",
+	"leadership", "pressure", "career", "leaving", "logistics", "technical",
+}
+
+// Text is one piece of text in both languages.
+type Text struct {
+	ZH string `yaml:"zh"`
+	EN string `yaml:"en"`
+}
+
+// In returns the text in lang ("zh" or "en"; anything else means en).
+func (t Text) In(lang string) string {
+	if lang == LangZH {
+		return t.ZH
+	}
+	return t.EN
+}
+
+// Paraphrases are spoken, informal rewordings of a question, per language.
+type Paraphrases struct {
+	ZH []string `yaml:"zh"`
+	EN []string `yaml:"en"`
+}
+
+// In returns the paraphrases in lang ("zh" or "en"; anything else means en).
+func (p Paraphrases) In(lang string) []string {
+	if lang == LangZH {
+		return p.ZH
+	}
+	return p.EN
+}
+
+// Answers holds one answer template per seniority level.
+type Answers struct {
+	Junior Text `yaml:"junior"`
+	Mid    Text `yaml:"mid"`
+	Senior Text `yaml:"senior"`
+}
+
+// For returns the answer for seniority ("junior", "mid" or "senior";
+// anything else means mid).
+func (a Answers) For(seniority string) Text {
+	switch seniority {
+	case Junior:
+		return a.Junior
+	case Senior:
+		return a.Senior
+	default:
+		return a.Mid
+	}
+}
+
+// Question is one template: a canonical question, its paraphrases and its
+// answers.
+type Question struct {
+	ID          string      `yaml:"id"`
+	ZH          string      `yaml:"zh"`
+	EN          string      `yaml:"en"`
+	Paraphrases Paraphrases `yaml:"paraphrases"`
+	Answers     Answers     `yaml:"answers"`
+
+	Category string `yaml:"-"` // set from the file's category
+}
+
+// Wording returns the canonical question in lang (anything but "zh" is en).
+func (q *Question) Wording(lang string) string {
+	return Text{ZH: q.ZH, EN: q.EN}.In(lang)
+}
+
+// categoryFile is the schema of one bank/<category>.yaml file.
+type categoryFile struct {
+	Category  string     `yaml:"category"`
+	Questions []Question `yaml:"questions"`
+}
+
+// Bank is the validated template bank. It is read-only after Load.
+type Bank struct {
+	Questions []*Question          // in file order, files sorted by name
+	byID      map[string]*Question // Questions by ID
+}
+
+// Question returns the template with the given id, or nil.
+func (b *Bank) Question(id string) *Question {
+	return b.byID[id]
+}
+
+// Len returns the number of templates.
+func (b *Bank) Len() int { return len(b.Questions) }
+
+// Load decodes and validates the bank embedded in the binary.
+func Load() (*Bank, error) {
+	sub, err := fs.Sub(bankFS, "bank")
+	if err != nil {
+		return nil, fmt.Errorf("recall: bank: %w", err)
+	}
+	return LoadFS(sub)
+}
+
+// LoadFS decodes and validates every *.yaml file at the root of fsys as a
+// bank category file; tests use it with fixtures.
+func LoadFS(fsys fs.FS) (*Bank, error) {
+	names, err := fs.Glob(fsys, "*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("recall: bank: %w", err)
+	}
+	if len(names) == 0 {
+		return nil, errors.New("recall: bank: no *.yaml files")
+	}
+	slices.Sort(names)
+	b := &Bank{byID: make(map[string]*Question)}
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("recall: bank: %w", err)
+		}
+		cf, err := decodeCategory(data)
+		if err != nil {
+			return nil, fmt.Errorf("recall: bank: %s: %w", name, err)
+		}
+		if want := cf.Category + ".yaml"; path.Base(name) != want {
+			return nil, fmt.Errorf("recall: bank: %s: category %q belongs in %s", name, cf.Category, want)
+		}
+		for i := range cf.Questions {
+			q := &cf.Questions[i]
+			q.Category = cf.Category
+			if _, dup := b.byID[q.ID]; dup {
+				return nil, fmt.Errorf("recall: bank: %s: duplicate id %q", name, q.ID)
+			}
+			b.byID[q.ID] = q
+			b.Questions = append(b.Questions, q)
+		}
+	}
+	if err := validate(b); err != nil {
+		return nil, fmt.Errorf("recall: bank: %w", err)
+	}
+	return b, nil
+}
+
+// decodeCategory strictly decodes one category file: unknown keys are
+// errors that name the line, and a second YAML document is refused.
+func decodeCategory(data []byte) (categoryFile, error) {
+	var cf categoryFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cf); err != nil {
+		return cf, err
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return cf, errors.New("more than one YAML document")
+	}
+	return cf, nil
+}

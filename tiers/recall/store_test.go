@@ -1,0 +1,214 @@
+package recall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestMatch(t *testing.T) {
+	s := fixtureStore(t, Config{}, nil)
+	b := s.bank
+	tests := []struct {
+		name, text, lang, seniority string
+		hit                         bool
+		id                          string
+		answer                      string // expected answer; "" on a miss
+	}{
+		{"canonical en", "What is your greatest weakness?", "en", "senior", true, "strengths-01", b.Question("strengths-01").Answers.Senior.EN},
+		{"canonical zh", "你为什么想离开现在的公司？", "zh", "junior", true, "leaving-01", b.Question("leaving-01").Answers.Junior.ZH},
+		{"zh question in an en session", "请简单介绍一下你自己", "en", "mid", true, "intro-01", b.Question("intro-01").Answers.Mid.EN},
+		{"unknown lang and seniority", "Please introduce yourself.", "fr", "cto", true, "intro-01", b.Question("intro-01").Answers.Mid.EN},
+		{"lead-in before the question", "OK, great. Thanks for coming in today. So, please introduce yourself.", "en", "mid", true, "intro-01", b.Question("intro-01").Answers.Mid.EN},
+		{"unrelated", "Explain how a B-tree index works.", "en", "mid", false, "", ""},
+		{"small talk zh", "今天天气真不错。", "zh", "mid", false, "", ""},
+		{"empty", "", "en", "mid", false, "", ""},
+		{"blank", " \n\t ", "zh", "mid", false, "", ""},
+		{"fillers only", "嗯嗯，那个……", "zh", "mid", false, "", ""},
+		{"punctuation only", "?!。？", "en", "mid", false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := s.Match(context.Background(), tt.text, tt.lang, tt.seniority)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Hit != tt.hit || m.Answer != tt.answer || (tt.hit && m.TemplateID != tt.id) {
+				t.Fatalf("Match(%q) = %+v, want hit %v id %q answer %.30q", tt.text, m, tt.hit, tt.id, tt.answer)
+			}
+			if tt.hit && m.Question != b.Question(tt.id).Wording(tt.lang) {
+				t.Errorf("Question = %q, want the canonical wording in the session's language", m.Question)
+			}
+			if m.Similarity < 0 || m.Similarity > 1.0001 {
+				t.Errorf("Similarity = %v, want within [0, 1]", m.Similarity)
+			}
+		})
+	}
+}
+
+func TestMatchJSON(t *testing.T) {
+	s := fixtureStore(t, Config{}, nil)
+	m, err := s.Match(context.Background(), "What is your greatest weakness?", "en", "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range got {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	if want := []string{"answer", "hit", "question", "similarity", "template_id"}; !slices.Equal(keys, want) {
+		t.Errorf("JSON keys = %v, want %v", keys, want)
+	}
+}
+
+func TestMatchThreshold(t *testing.T) {
+	const text = "Right, so tell me, what would you say you're not so good at?"
+	loose := fixtureStore(t, Config{Threshold: 0.05}, nil)
+	strict := fixtureStore(t, Config{Threshold: 1}, nil)
+	ml, err := loose.Match(context.Background(), text, "en", "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := strict.Match(context.Background(), text, "en", "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ml.Hit || ml.TemplateID != "strengths-01" {
+		t.Errorf("threshold 0.05: %+v, want a hit on strengths-01", ml)
+	}
+	if ms.Hit || ms.Answer != "" || ms.TemplateID != "strengths-01" || ms.Similarity != ml.Similarity {
+		t.Errorf("threshold 1: %+v, want a miss that still names strengths-01 at %.3f", ms, ml.Similarity)
+	}
+	for _, bad := range []float64{-0.1, 1.5} {
+		if _, err := NewStore(fixtureBank(t), Config{Threshold: bad}, nil); err == nil {
+			t.Errorf("threshold %v accepted", bad)
+		}
+	}
+}
+
+func TestMatchCancelled(t *testing.T) {
+	s := fixtureStore(t, Config{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Match(ctx, "What is your greatest weakness?", "en", "mid"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Match with a cancelled context: err = %v, want context.Canceled", err)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	s := fixtureStore(t, Config{}, NewMetrics(reg))
+	ctx := context.Background()
+	for _, text := range []string{"What is your greatest weakness?", "为什么要离职？", "How is the weather?", ""} {
+		if _, err := s.Match(ctx, text, "en", "mid"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = `
+# HELP poise_template_lookups_total Template recall lookups by result (hit or miss).
+# TYPE poise_template_lookups_total counter
+poise_template_lookups_total{result="hit"} 2
+poise_template_lookups_total{result="miss"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "poise_template_lookups_total"); err != nil {
+		t.Error(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "poise_template_similarity" {
+			if n := mf.GetMetric()[0].GetHistogram().GetSampleCount(); n != 4 {
+				t.Errorf("similarity samples = %d, want 4", n)
+			}
+			return
+		}
+	}
+	t.Error("poise_template_similarity not gathered")
+}
+
+func TestNilMetrics(t *testing.T) {
+	var m *Metrics
+	m.observe(true, 0.9) // must not panic
+	if NewMetrics(nil) == nil {
+		t.Fatal("NewMetrics(nil) = nil")
+	}
+}
+
+func TestProbe(t *testing.T) {
+	s := fixtureStore(t, Config{}, nil)
+	if err := s.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Probe(ctx); err == nil {
+		t.Fatal("Probe with a cancelled context succeeded")
+	}
+}
+
+func TestNote(t *testing.T) {
+	if got := Note("zh"); got != "基于通用模板生成，请结合自身经历调整。" {
+		t.Errorf("Note(zh) = %q", got)
+	}
+	for _, lang := range []string{"en", "", "de"} {
+		if got := Note(lang); got != "Based on a generic template — adapt it to your own experience." {
+			t.Errorf("Note(%q) = %q", lang, got)
+		}
+	}
+}
+
+func TestNewStoreEmpty(t *testing.T) {
+	if _, err := NewStore(&Bank{}, Config{}, nil); err == nil {
+		t.Fatal("an empty bank must be an error")
+	}
+	if _, err := NewStore(nil, Config{}, nil); err == nil {
+		t.Fatal("a nil bank must be an error")
+	}
+}
+
+func TestQueryViews(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"", nil},
+		{"  Why?  ", []string{"Why?"}},
+		{"OK, thanks. So why leave?", []string{"OK, thanks. So why leave?", "So why leave?", "OK, thanks."}},
+		{"好的。谢谢！那你为什么离职？", []string{"好的。谢谢！那你为什么离职？", "那你为什么离职？", "谢谢！", "好的。"}},
+		{"A. B. C. D?!", []string{"A. B. C. D?!", "D?!", "C.", "B."}},
+	}
+	for _, tt := range tests {
+		if got := queryViews(tt.text); !slices.Equal(got, tt.want) {
+			t.Errorf("queryViews(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestScriptOf(t *testing.T) {
+	for text, want := range map[string]string{
+		"": "en", "why": "en", "为什么": "zh", "你的weakness是什么": "zh", "What does 缺点 mean in this context": "en",
+	} {
+		if got := scriptOf(text); got != want {
+			t.Errorf("scriptOf(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

@@ -135,6 +135,17 @@ func (v *VAD) Process(frame []int16) Boundary {
 	return v.whileSpeaking(speech)
 }
 
+// Flush ends the input: an open utterance closes where its speech ended
+// (SpeechEnd), else NoBoundary. The VAD may then go on with new input.
+func (v *VAD) Flush() Boundary {
+	if !v.speaking {
+		v.run = 0
+		return Boundary{}
+	}
+	v.speaking, v.quiet = false, 0
+	return Boundary{Kind: SpeechEnd, At: v.speechEnd}
+}
+
 func (v *VAD) whileIdle(speech bool, frameStart int64) Boundary {
 	if !speech {
 		v.run = 0

@@ -1,0 +1,238 @@
+package asr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/poise-dev/poise/asr/whisper"
+	"github.com/rs/zerolog"
+)
+
+// Caption sources, as the caption message's `source` field.
+const (
+	SourceWhisper = "whisper"
+	SourceCloud   = "cloud"
+)
+
+// minWhisperAudio pads short clips: whisper.cpp returns nothing for input
+// under 1 s ("input is too short").
+const minWhisperAudio = 1050 * time.Millisecond
+
+// Sentinel errors of Recognize.
+var (
+	// ErrBusy: a partial was refused because every whisper queue had work
+	// waiting. Not a failure; the next partial may get through.
+	ErrBusy = errors.New("asr: every recognizer queue is busy")
+	// ErrUnavailable: no backend produced a transcript (all down or all
+	// failed). Captions pause; they resume when a backend is back.
+	ErrUnavailable = errors.New("asr: no recognizer available")
+	// ErrClosed: the pool is closed.
+	ErrClosed = errors.New("asr: pool closed")
+)
+
+// Pool is the process-wide recognizer chain shared by every session:
+// whisper.cpp servers, each with its own bounded queue and one decode at a
+// time, then the optional cloud for finals. Each backend keeps its own
+// health: two failures in a row take it out for Config.RetryMs. Safe for
+// concurrent use; Close stops its workers and waits for them.
+type Pool struct {
+	servers        []*server
+	cloud          *cloud // nil when off
+	requestTimeout time.Duration
+	retry          time.Duration
+	log            zerolog.Logger
+	metrics        *Metrics
+	now            func() time.Time
+
+	ctx    context.Context // ends at Close; bounds every request
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the server workers
+}
+
+// NewPool starts one worker per whisper server in cfg (zero fields take
+// their defaults; call cfg.Validate first: a whisper URL that does not
+// parse is skipped and logged). m may be nil.
+func NewPool(cfg Config, log zerolog.Logger, m *Metrics) *Pool {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Pool{
+		requestTimeout: ms(cfg.RequestTimeoutMs),
+		retry:          ms(cfg.RetryMs),
+		log:            log,
+		metrics:        m,
+		now:            time.Now,
+		ctx:            ctx,
+		cancel:         cancel,
+	}
+	for _, raw := range cfg.WhisperURLs {
+		c, err := whisper.New(raw, cfg.HTTPClient)
+		if err != nil {
+			log.Error().Err(err).Msg("asr: whisper server skipped")
+			continue
+		}
+		u, _ := url.Parse(raw) // parsed above
+		s := newServer("whisper@"+u.Host, c, cfg.QueueDepth)
+		p.servers = append(p.servers, s)
+		m.setBackendUp(s.name, true)
+	}
+	if cfg.Cloud.BaseURL != "" {
+		p.cloud = newCloud(cfg)
+		m.setBackendUp(cloudName, true)
+	}
+	for _, s := range p.servers {
+		p.wg.Go(func() { s.run(ctx, p) })
+	}
+	return p
+}
+
+// Close stops the workers, fails every queued request with ErrClosed,
+// cancels the running ones and waits for the workers to return.
+func (p *Pool) Close() {
+	p.cancel()
+	p.wg.Wait()
+}
+
+// BackendStatus is one backend as the ops page shows it.
+type BackendStatus struct {
+	Name  string `json:"name"`
+	Up    bool   `json:"up"`
+	Queue int    `json:"queue"` // waiting plus running requests (whisper only)
+}
+
+// Backends reports every backend's health and queue, whisper first.
+func (p *Pool) Backends() []BackendStatus {
+	now := p.now()
+	var out []BackendStatus
+	for _, s := range p.servers {
+		out = append(out, BackendStatus{Name: s.name, Up: s.health.available(now), Queue: s.load()})
+	}
+	if p.cloud != nil {
+		out = append(out, BackendStatus{Name: cloudName, Up: p.cloud.health.available(now)})
+	}
+	return out
+}
+
+// Recognize transcribes pcm (16 kHz mono) in lang ("zh", "en"; empty: the
+// server's default) and returns the cleaned text and its source
+// (SourceWhisper or SourceCloud). It tries the whisper servers that are up,
+// least loaded first, then the cloud (finals only). A partial is refused at
+// once with ErrBusy when every server has work waiting; a final waits for
+// queue room. It blocks until a transcript, ErrUnavailable, ctx's end, or
+// Close (ErrClosed).
+func (p *Pool) Recognize(ctx context.Context, pcm []int16, lang string, partial bool) (text, source string, err error) {
+	if p.ctx.Err() != nil {
+		return "", "", ErrClosed
+	}
+	wav := EncodeWAV(padSilence(pcm, minWhisperAudio), SampleRate)
+	var errs []error
+	busy := false
+	for _, s := range p.candidates() {
+		text, err := p.onServer(ctx, s, &job{ctx: ctx, wav: wav, lang: lang, partial: partial, done: make(chan jobResult, 1)})
+		switch {
+		case err == nil:
+			return cleanText(text), SourceWhisper, nil
+		case ctx.Err() != nil:
+			return "", "", ctx.Err()
+		case errors.Is(err, ErrClosed):
+			return "", "", ErrClosed
+		case errors.Is(err, ErrBusy):
+			busy = true
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+	}
+	if !partial && p.cloud != nil && p.cloud.health.available(p.now()) {
+		text, err := p.cloud.transcribe(ctx, p, wav, lang)
+		if err == nil {
+			return cleanText(text), SourceCloud, nil
+		}
+		if ctx.Err() != nil {
+			return "", "", ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", cloudName, err))
+	}
+	if busy && len(errs) == 0 {
+		p.metrics.incPartialSkipped()
+		return "", "", ErrBusy
+	}
+	return "", "", fmt.Errorf("%w: %w", ErrUnavailable, errors.Join(errs...))
+}
+
+// candidates are the whisper servers that are up, least loaded first.
+func (p *Pool) candidates() []*server {
+	now := p.now()
+	type loaded struct {
+		s    *server
+		load int
+	}
+	var up []loaded
+	for _, s := range p.servers {
+		if s.health.available(now) {
+			up = append(up, loaded{s, s.load()})
+		}
+	}
+	slices.SortStableFunc(up, func(a, b loaded) int { return a.load - b.load })
+	out := make([]*server, len(up))
+	for i, l := range up {
+		out[i] = l.s
+	}
+	return out
+}
+
+// onServer queues j at s and waits for its result, withdrawing it if ctx
+// ends first.
+func (p *Pool) onServer(ctx context.Context, s *server, j *job) (string, error) {
+	if err := s.submit(ctx, j); err != nil {
+		return "", err
+	}
+	select {
+	case r := <-j.done:
+		return r.text, r.err
+	case <-ctx.Done():
+		s.withdraw(j) // a running job is cancelled through j.ctx
+		return "", ctx.Err()
+	}
+}
+
+// observe records one backend request: metrics, health, and a log line
+// when the backend goes down or comes back.
+func (p *Pool) observe(name string, h *health, partial bool, took time.Duration, err error) {
+	class, counts := "", false
+	if err != nil {
+		class, counts = classify(err)
+		if class == "" {
+			return // cancelled: says nothing about the backend
+		}
+		p.metrics.incBackendError(name, class)
+		if !counts {
+			p.log.Error().Err(err).Str("backend", name).Msg("asr: request refused") // our bug
+			return
+		}
+	}
+	p.metrics.observeDecode(name, partial, took)
+	wentDown, cameUp := h.record(counts, p.now(), p.retry)
+	switch {
+	case wentDown:
+		p.metrics.setBackendUp(name, false)
+		p.log.Warn().Err(err).Str("backend", name).Str("class", class).Dur("retry", p.retry).Msg("asr: backend down")
+	case cameUp:
+		p.metrics.setBackendUp(name, true)
+		p.log.Info().Str("backend", name).Msg("asr: backend up")
+	}
+}
+
+// padSilence appends zeros so that pcm lasts at least d.
+func padSilence(pcm []int16, d time.Duration) []int16 {
+	n := int(d * SampleRate / time.Second)
+	if len(pcm) >= n {
+		return pcm
+	}
+	out := make([]int16, n)
+	copy(out, pcm)
+	return out
+}

@@ -1,0 +1,232 @@
+package tiers
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Transport tunables of the shared HTTP client. Streams have no overall
+// timeout: the caller's ctx, the first-token timeout and the stall
+// watchdog bound them.
+const (
+	dialTimeout           = 3 * time.Second
+	tlsHandshakeTimeout   = 5 * time.Second
+	responseHeaderTimeout = 30 * time.Second // a backstop; first-token timeouts are shorter
+	idleConnTimeout       = 90 * time.Second
+	maxIdleConnsPerHost   = 64 // connections kept per backend
+)
+
+// Completion limits: about 120 words or 200 characters, with room to spare.
+const (
+	maxTokensFull  = 400 // tokens, L1
+	maxTokensShort = 300 // tokens, L2
+	temperature    = 0.3
+)
+
+// Finish reasons of a stream.
+const (
+	finishStop   = "stop"
+	finishLength = "length"
+	finishFilter = "content_filter"
+)
+
+// NewHTTPClient returns the HTTP client shared by every source and probe:
+// bounded dial, TLS and response-header waits, pooled connections, and no
+// overall timeout (streams are bounded by their ctx and watchdogs).
+func NewHTTPClient() *http.Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: responseHeaderTimeout,
+		IdleConnTimeout:       idleConnTimeout,
+		MaxIdleConns:          4 * maxIdleConnsPerHost,
+		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// Source is one OpenAI-compatible streaming backend (a vendor or the local
+// model). It never retries by itself: the engine decides what comes next.
+// Safe for concurrent use.
+type Source struct {
+	ep     Endpoint
+	client openai.Client
+	stall  time.Duration
+}
+
+// NewSource returns a source for ep using hc (NewHTTPClient if nil). ep's
+// zero StallMS means the default.
+func NewSource(ep Endpoint, hc *http.Client) *Source {
+	if hc == nil {
+		hc = NewHTTPClient()
+	}
+	client := openai.NewClient(
+		option.WithBaseURL(ep.BaseURL),
+		option.WithAPIKey(ep.APIKey), // even when empty: never inherit OPENAI_API_KEY
+		option.WithHeaderDel("OpenAI-Organization"),
+		option.WithHeaderDel("OpenAI-Project"),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	)
+	return &Source{ep: ep, client: client, stall: ms(orDefault(ep.StallMS, defaultStallMS))}
+}
+
+// Name is the backend name.
+func (s *Source) Name() string { return s.ep.Name }
+
+// call is one streaming request.
+type call struct {
+	messages   []openai.ChatCompletionMessageParamUnion
+	model      string        // the endpoint's Model or LargerModel
+	prefill    string        // non-empty: continue this partial answer
+	firstToken time.Duration // first-token timeout
+	maxTokens  int64
+}
+
+// result is how a call ended.
+type result struct {
+	text    string // the content this call produced
+	started bool   // at least one content token arrived
+	finish  string // the finish_reason, "" when the stream ended without one
+	err     *Error // nil on success
+}
+
+// Errors that the watchdog puts as the cause of a call's context.
+var (
+	errFirstToken = errors.New("tiers: no first token in time")
+	errStall      = errors.New("tiers: stream stalled")
+)
+
+// stream runs c and passes each content token to onToken, in order, on
+// the calling goroutine. onToken returns false when nobody wants more
+// tokens; stream then stops and reports ClassCanceled. stream returns when
+// the answer is complete, fails, or ctx is done.
+func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) result {
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// One watchdog timer: first the first-token timeout, then, after the
+	// first token, the stall timeout, armed only while waiting for a chunk.
+	watchdog := time.AfterFunc(c.firstToken, func() { cancel(errFirstToken) })
+	defer watchdog.Stop()
+
+	st := s.client.Chat.Completions.NewStreaming(sctx, s.params(c), s.callOptions(c)...)
+	defer st.Close()
+	var (
+		res  result
+		text strings.Builder
+	)
+	for {
+		if res.started {
+			watchdog.Reset(s.stall)
+		}
+		ok := st.Next()
+		if res.started {
+			watchdog.Stop()
+		}
+		if !ok {
+			break
+		}
+		chunk := st.Current()
+		if len(chunk.Choices) == 0 {
+			continue // a usage chunk
+		}
+		ch := chunk.Choices[0]
+		if ch.Delta.Refusal != "" {
+			res.err = &Error{Class: ClassRefused, Message: ch.Delta.Refusal}
+			break
+		}
+		if tok := ch.Delta.Content; tok != "" {
+			if !res.started {
+				res.started = true
+				watchdog.Stop()
+			}
+			text.WriteString(tok)
+			if !onToken(tok) {
+				res.err = &Error{Class: ClassCanceled, Err: context.Canceled}
+				break
+			}
+		}
+		if ch.FinishReason != "" {
+			// Stop at the finish: a server that then never sends [DONE]
+			// must not hold a complete answer back.
+			res.finish = ch.FinishReason
+			break
+		}
+	}
+	res.text = text.String()
+	if res.err == nil {
+		res.err = s.endError(ctx, sctx, st.Err(), res)
+	}
+	return res
+}
+
+// endError classifies how a stream ended: the watchdog's cause, the
+// caller's cancellation, the stream's error, or a missing finish_reason.
+func (s *Source) endError(ctx, sctx context.Context, err error, res result) *Error {
+	switch cause := context.Cause(sctx); {
+	case res.finish == finishFilter:
+		return &Error{Class: ClassRefused, Code: finishFilter, Message: "finish_reason content_filter"}
+	case res.finish != "":
+		return nil // complete ("stop"), or truncated by our own limit ("length")
+	case ctx.Err() != nil:
+		return &Error{Class: ClassCanceled, Err: context.Cause(ctx)}
+	case errors.Is(cause, errFirstToken), errors.Is(cause, errStall):
+		if res.started { // the watchdog raced the first token, or a stall
+			return &Error{Class: ClassCut, Err: cause}
+		}
+		return &Error{Class: ClassTimeout, Err: cause}
+	}
+	e := classify(err)
+	if e == nil {
+		e = &Error{Class: ClassServer, Message: "stream ended without finish_reason"}
+	}
+	if res.started && e.Class.Fallbackable() {
+		// After the first token any broken stream is a cut: its text
+		// is partial whatever broke it.
+		cut := *e
+		cut.Class = ClassCut
+		return &cut
+	}
+	return e
+}
+
+// params builds the request body of c.
+func (s *Source) params(c call) openai.ChatCompletionNewParams {
+	msgs := c.messages
+	if c.prefill != "" {
+		msgs = append(msgs[:len(msgs):len(msgs)], openai.AssistantMessage(c.prefill))
+	}
+	p := openai.ChatCompletionNewParams{
+		Model:       c.model,
+		Messages:    msgs,
+		Temperature: openai.Float(temperature),
+	}
+	if c.maxTokens > 0 {
+		// max_tokens rather than max_completion_tokens: every
+		// OpenAI-compatible server we target accepts it.
+		p.MaxTokens = openai.Int(c.maxTokens)
+	}
+	return p
+}
+
+// callOptions are the per-request options of c: a continuation asks vLLM
+// to continue the trailing assistant message rather than start a new one
+// (servers that need no such flag ignore unknown fields).
+func (s *Source) callOptions(c call) []option.RequestOption {
+	if c.prefill == "" {
+		return nil
+	}
+	return []option.RequestOption{
+		option.WithJSONSet("continue_final_message", true),
+		option.WithJSONSet("add_generation_prompt", false),
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"time"
+
+	"github.com/poise-dev/poise/asr"
+	"github.com/poise-dev/poise/session"
+	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/recall"
+	"go.yaml.in/yaml/v3"
+)
+
+// config is the YAML configuration file of CONTRACT.md. Every field's zero
+// value means its default, stated beside it.
+type config struct {
+	Addr           string   `yaml:"addr"`            // default 127.0.0.1:8080
+	AllowedOrigins []string `yaml:"allowed_origins"` // default none (same origin only)
+	RedisURL       string   `yaml:"redis_url"`       // default "": in-memory store
+	Auth           struct {
+		Secret string `yaml:"secret"` // default "": anonymous, loopback clients only
+	} `yaml:"auth"`
+	Ops struct {
+		Token string `yaml:"token"` // default "": ops pages from loopback only
+	} `yaml:"ops"`
+	Limits             session.Limits `yaml:"limits"`               // defaults in session.DefaultLimits
+	HeartbeatTimeoutMS int            `yaml:"heartbeat_timeout_ms"` // default 60000
+	ResumeWindowMS     int            `yaml:"resume_window_ms"`     // default 120000
+	Engine             tiers.Config   `yaml:",inline"`              // sla_ms, health, l1, l2
+	L3                 recall.Config  `yaml:"l3"`                   // threshold 0.78
+	ASR                asr.Config     `yaml:"asr"`
+	Gateway            struct {
+		// Chains maps a model name (or "*") to its ordered endpoints;
+		// "{model}" in an endpoint's model stands for the requested name.
+		Chains map[string][]tiers.Endpoint `yaml:"chains"`
+	} `yaml:"gateway"`
+}
+
+const defaultAddr = "127.0.0.1:8080"
+
+// defaultConfig is the embedded configuration: loopback, in-memory store,
+// templates and coach; L1 uses OpenAI only when OPENAI_API_KEY is set.
+func defaultConfig(getenv func(string) string) config {
+	c := config{Addr: defaultAddr, Limits: session.DefaultLimits()}
+	if key := getenv("OPENAI_API_KEY"); key != "" {
+		c.Engine.L1.Vendors = []tiers.Endpoint{{Name: "openai", BaseURL: "https://api.openai.com/v1", APIKey: key, Model: "gpt-4o-mini"}}
+	}
+	return c
+}
+
+var envRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// loadConfig reads path over the defaults. ${VAR} is replaced by the
+// environment variable VAR. An unknown key or a bad value is an error that
+// names the key and its line.
+func loadConfig(path string, getenv func(string) string) (config, error) {
+	c := defaultConfig(getenv)
+	if path == "" {
+		return c, c.validate(nil)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	c, err = parseConfig(raw, getenv)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func parseConfig(raw []byte, getenv func(string) string) (config, error) {
+	c := defaultConfig(getenv)
+	expanded := envRE.ReplaceAllFunc(raw, func(m []byte) []byte {
+		return []byte(getenv(string(m[2 : len(m)-1])))
+	})
+	var root yaml.Node
+	if err := yaml.Unmarshal(expanded, &root); err != nil {
+		return c, err
+	}
+	lines := keyLines{}
+	if err := checkKeys(&root, reflect.TypeFor[config](), "", lines); err != nil {
+		return c, err
+	}
+	if len(bytes.TrimSpace(expanded)) > 0 {
+		if err := root.Decode(&c); err != nil {
+			return c, describeDecodeError(err, lines)
+		}
+	}
+	return c, c.validate(lines)
+}
+
+// validate checks values that decode but make no sense.
+func (c config) validate(lines keyLines) error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, locate(err, lines))
+		}
+	}
+	if c.HeartbeatTimeoutMS < 0 {
+		add(errors.New("heartbeat_timeout_ms: must not be negative"))
+	}
+	if c.ResumeWindowMS < 0 {
+		add(errors.New("resume_window_ms: must not be negative"))
+	}
+	if c.Limits.QuestionsPerMinute < 0 || c.Limits.SessionsPerSubject < 0 || c.Limits.AudioSecondsPerHour < 0 || c.Limits.DailyTokensPerVendor < 0 {
+		add(errors.New("limits: values must not be negative (0 means no limit)"))
+	}
+	add(c.Engine.Validate())
+	add(c.ASR.Validate())
+	return errors.Join(errs...)
+}
+
+func (c config) sessionConfig() session.Config {
+	return session.Config{
+		AllowedOrigins:   c.AllowedOrigins,
+		SLA:              time.Duration(c.Engine.SLAms) * time.Millisecond,
+		HeartbeatTimeout: time.Duration(c.HeartbeatTimeoutMS) * time.Millisecond,
+		ResumeWindow:     time.Duration(c.ResumeWindowMS) * time.Millisecond,
+		Limits:           c.Limits,
+		Secret:           c.Auth.Secret,
+	}
+}

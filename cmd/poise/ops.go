@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/poise-dev/poise/session"
+)
+
+// ops implements `poise ops levels|watch [-redis URL] [-server URL]`.
+// Without -redis it reads a running server's ops API.
+func ops(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 || (args[0] != "levels" && args[0] != "watch") {
+		return errors.New("usage: poise ops levels|watch [-redis URL] [-server URL] [-token T]")
+	}
+	fs := flag.NewFlagSet("ops "+args[0], flag.ContinueOnError)
+	redisURL := fs.String("redis", "", "Redis `URL` holding the ops view (multi-node)")
+	server := fs.String("server", "http://"+defaultAddr, "a Poise server's base `URL` (single node)")
+	tok := fs.String("token", getenv("POISE_OPS_TOKEN"), "ops bearer token (default $POISE_OPS_TOKEN)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	src, err := opsSource(*redisURL, *server, *tok)
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	if args[0] == "levels" {
+		return printLevels(ctx, src, stdout)
+	}
+	return watch(ctx, src, stdout)
+}
+
+// opsReader is where the ops command reads sessions and transitions.
+type opsReader interface {
+	sessions(ctx context.Context) ([]session.SessionRecord, error)
+	// follow calls fn for each transition from now on until ctx is done.
+	follow(ctx context.Context, fn func(session.Transition)) error
+	close()
+}
+
+func opsSource(redisURL, server, tok string) (opsReader, error) {
+	if redisURL != "" {
+		return nil, errors.New("ops: -redis is not supported by this build yet")
+	}
+	return &httpOps{base: server, token: tok, client: &http.Client{Timeout: 5 * time.Second}}, nil
+}
+
+func printLevels(ctx context.Context, src opsReader, w io.Writer) error {
+	recs, err := src.sessions(ctx)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	for _, r := range recs {
+		counts[r.Level]++
+	}
+	fmt.Fprintf(w, "%d live sessions\n", len(recs))
+	for _, l := range []string{"L1", "L2", "L3", "L4"} {
+		fmt.Fprintf(w, "%s  %d\n", l, counts[l])
+	}
+	if len(recs) > 0 {
+		fmt.Fprintf(w, "\n%-26s %-5s %-4s %-7s %-10s %s\n", "SESSION", "LEVEL", "LANG", "SENIOR", "CONNECTED", "NODE")
+	}
+	slices.SortFunc(recs, func(a, b session.SessionRecord) int { return a.UpdatedAt.Compare(b.UpdatedAt) })
+	for _, r := range recs {
+		fmt.Fprintf(w, "%-26s %-5s %-4s %-7s %-10v %s\n", r.ID, r.Level, r.Lang, r.Seniority, r.Connected, r.Node)
+	}
+	return nil
+}
+
+func watch(ctx context.Context, src opsReader, w io.Writer) error {
+	err := src.follow(ctx, func(t session.Transition) {
+		fmt.Fprintf(w, "%s  %s  %s → %s  (%s)  node=%s\n", t.At.Format(time.RFC3339Nano), t.Session, t.From, t.To, t.Reason, t.Node)
+	})
+	if ctx.Err() != nil {
+		return nil // stopped by the operator
+	}
+	return err
+}
+
+// httpOps reads a single server's /ops/api.
+type httpOps struct {
+	base, token string
+	client      *http.Client
+}
+
+func (h *httpOps) get(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	if err != nil {
+		return err
+	}
+	if h.token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.token)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("ops: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("ops: %s: %s: %s", path, resp.Status, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+func (h *httpOps) sessions(ctx context.Context) ([]session.SessionRecord, error) {
+	var recs []session.SessionRecord
+	return recs, h.get(ctx, "/ops/api/sessions", &recs)
+}
+
+// follow polls the server's transitions once a second.
+func (h *httpOps) follow(ctx context.Context, fn func(session.Transition)) error {
+	var since time.Time
+	first := true
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		var ts []session.Transition
+		if err := h.get(ctx, "/ops/api/transitions?n=1000", &ts); err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if t.At.After(since) {
+				if !first {
+					fn(t)
+				}
+				since = t.At
+			}
+		}
+		first = false
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (h *httpOps) close() {}

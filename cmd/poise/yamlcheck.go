@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// keyLines maps each key path of a YAML document ("l1.vendors[0].model") to
+// its line, so errors can name both.
+type keyLines map[string]int
+
+// checkKeys walks a YAML node against the struct type it will decode into
+// and returns an error naming the first unknown key and its line. It also
+// records the line of every key it visits.
+func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return checkKeys(n.Content[0], t, path, lines)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // the decoder reports the type error
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			lines[p] = k.Line
+			ft, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("line %d: unknown key %q", k.Line, p)
+			}
+			if err := checkKeys(v, ft, p, lines); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for i, v := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			lines[p] = v.Line
+			if err := checkKeys(v, t.Elem(), p, lines); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := join(path, n.Content[i].Value)
+			lines[p] = n.Content[i].Line
+			if err := checkKeys(n.Content[i+1], t.Elem(), p, lines); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// yamlFields returns a struct's YAML keys and their types, with inline
+// structs flattened.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := make(map[string]reflect.Type)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case strings.Contains(opts, "inline"):
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+		case name == "":
+			out[strings.ToLower(f.Name)] = f.Type
+		default:
+			out[name] = f.Type
+		}
+	}
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var lineRE = regexp.MustCompile(`line (\d+): `)
+
+// describeDecodeError rewrites a yaml.v3 type error so that each line it
+// names also names the key on that line.
+func describeDecodeError(err error, lines keyLines) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	byLine := make(map[int]string, len(lines))
+	for k, l := range lines {
+		if cur, ok := byLine[l]; !ok || len(k) > len(cur) {
+			byLine[l] = k
+		}
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if m := lineRE.FindStringSubmatch(e); m != nil {
+			l, _ := strconv.Atoi(m[1])
+			if key, ok := byLine[l]; ok {
+				e = strings.Replace(e, m[0], fmt.Sprintf("line %d: key %q: ", l, key), 1)
+			}
+		}
+		msgs = append(msgs, e)
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// locate prefixes a validation error of the form "key: message" with the
+// key's line, when the document has that key.
+func locate(err error, lines keyLines) error {
+	key, _, ok := strings.Cut(err.Error(), ": ")
+	if !ok {
+		return err
+	}
+	for k := key; k != ""; {
+		if l, found := lines[k]; found {
+			return fmt.Errorf("line %d: %w", l, err)
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return err
+}

@@ -1,0 +1,107 @@
+package session
+
+import (
+	"time"
+
+	"github.com/poise-dev/poise/tiers"
+	"github.com/rs/zerolog"
+)
+
+// Wire limits and tunables of the WebSocket protocol.
+const (
+	readLimit        = 256 << 10 // bytes; a larger frame closes the connection with 1009
+	maxAudioFrame    = 64 << 10  // bytes per binary frame; larger ones get an error
+	maxTextMessage   = 32 << 10  // bytes per text frame; larger ones get an error
+	maxQuestionBytes = 4 << 10
+	maxProfileBytes  = 16 << 10
+	audioSampleRate  = 16000
+	audioEncoding    = "pcm_s16le"
+	defaultSendQueue = 1024             // unwritten messages per connection before it counts as too slow
+	defaultReplay    = 4096             // messages kept per session for resume
+	defaultInbox     = 64               // messages queued to a session's run goroutine
+	handshakeTimeout = 10 * time.Second // to receive a valid hello
+	writeTimeout     = 5 * time.Second  // per message
+)
+
+// Config tunes the Hub and its sessions. The zero value of every field means
+// its documented default.
+type Config struct {
+	// AllowedOrigins are extra WebSocket Origin patterns (path.Match on the
+	// host, "host:*" for any port). Same-origin is always allowed. Default none.
+	AllowedOrigins []string
+	// SLA is the budget for a question's first useful content. Default 1500ms.
+	SLA time.Duration
+	// HeartbeatTimeout is how long a session waits for any client message
+	// before it drops to L4 (heartbeat_lost). Default 60s.
+	HeartbeatTimeout time.Duration
+	// ResumeWindow is how long a session without a connection waits for a
+	// resume before it ends. Default 120s.
+	ResumeWindow time.Duration
+	// SendQueue is how many unwritten messages a connection may have (or
+	// 1 MiB); a client whose backlog reaches it is closed with 1008 and
+	// resumes. Default 1024.
+	SendQueue int
+	// Replay is how many sent messages a session keeps for resume. Default 4096.
+	Replay int
+	// Limits are per token subject (per session when anonymous).
+	Limits Limits
+	// Secret is the HMAC key of session tokens; empty means anonymous
+	// sessions, accepted from loopback clients only.
+	Secret string
+	// Node names this process in the ops store. Default the host name.
+	Node string
+	// Answerer answers questions; nil means every question gets the coach.
+	Answerer Answerer
+	// Health tells which level a session may use and when that changes;
+	// nil means a static L4 (coach only).
+	Health Health
+	// Store records levels and transitions for operators. Default a new
+	// MemoryStore.
+	Store Store
+	// Metrics, nil for none.
+	Metrics *Metrics
+	// Log is the hub's logger; sessions add their id.
+	Log zerolog.Logger
+	// Now is the clock used for store timestamps. Default time.Now.
+	Now func() time.Time
+}
+
+// Limits bound what one subject may use; zero means no limit.
+type Limits struct {
+	QuestionsPerMinute   int `yaml:"questions_per_minute"`    // default 20
+	SessionsPerSubject   int `yaml:"sessions_per_subject"`    // default 2
+	AudioSecondsPerHour  int `yaml:"audio_seconds_per_hour"`  // default 7200
+	DailyTokensPerVendor int `yaml:"daily_tokens_per_vendor"` // default 0 (none)
+}
+
+// DefaultLimits are CONTRACT.md's defaults.
+func DefaultLimits() Limits {
+	return Limits{QuestionsPerMinute: 20, SessionsPerSubject: 2, AudioSecondsPerHour: 7200}
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.SLA, 1500*time.Millisecond)
+	def(&c.HeartbeatTimeout, 60*time.Second)
+	def(&c.ResumeWindow, 120*time.Second)
+	if c.SendQueue <= 0 {
+		c.SendQueue = defaultSendQueue
+	}
+	if c.Replay <= 0 {
+		c.Replay = defaultReplay
+	}
+	if c.Health == nil {
+		c.Health = staticHealth(tiers.L4)
+	}
+	if c.Store == nil {
+		c.Store = NewMemoryStore()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

@@ -1,0 +1,306 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+
+	"github.com/coder/websocket"
+	"golang.org/x/sync/errgroup"
+)
+
+// Hub accepts WebSocket connections on /ws and creates, resumes and ends
+// sessions. It owns every session goroutine and connection handler and
+// waits for them in Shutdown.
+type Hub struct {
+	cfg    Config
+	rec    *recorder
+	ctx    context.Context // parent of every session and connection; cancelled by Shutdown
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // sessions, handlers and the recorder
+
+	mu       sync.Mutex
+	closing  bool
+	sessions map[string]*Session
+	conns    map[*conn]struct{}
+	limiter  *limiter
+}
+
+// NewHub returns a Hub ready to serve; call Shutdown to end it.
+func NewHub(cfg Config) *Hub {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Hub{cfg: cfg, ctx: ctx, cancel: cancel, sessions: make(map[string]*Session),
+		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg.Limits, cfg.Now)}
+	h.rec = newRecorder(cfg.Store, cfg.Metrics, cfg.Log)
+	h.wg.Go(func() { h.rec.run(ctx) })
+	return h
+}
+
+// Ready reports whether the hub takes new sessions.
+func (h *Hub) Ready() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.closing
+}
+
+// Len returns the number of live sessions.
+func (h *Hub) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// Shutdown stops taking connections, closes every client with 1001 (going
+// away), ends every session and waits for all of them until ctx is done.
+func (h *Hub) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	for c := range h.conns {
+		c.close(websocket.StatusGoingAway, "server shutting down")
+	}
+	h.mu.Unlock()
+	h.cancel()
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return errors.New("session: shutdown: sessions still running: " + ctx.Err().Error())
+	}
+}
+
+// ServeHTTP upgrades a request to a WebSocket and serves it until the
+// connection ends. Without a token secret only loopback clients are served.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Secret == "" && !isLoopback(r.RemoteAddr) {
+		http.Error(w, "anonymous sessions are for loopback clients only; configure auth.secret", http.StatusForbidden)
+		return
+	}
+	if !h.Ready() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.AllowedOrigins})
+	if err != nil {
+		return // Accept wrote the response
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(readLimit)
+	c := newConn(ws, h.cfg.SendQueue)
+	if !h.track(c) {
+		ws.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	defer h.untrack(c)
+	g, ctx := errgroup.WithContext(h.ctx)
+	g.Go(func() error { return c.writeLoop(ctx) })
+	g.Go(func() error {
+		defer c.close(websocket.StatusNormalClosure, "")
+		return h.serveConn(ctx, c)
+	})
+	g.Wait()
+}
+
+func (h *Hub) track(c *conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.conns[c] = struct{}{}
+	h.wg.Add(1)
+	return true
+}
+
+func (h *Hub) untrack(c *conn) {
+	h.mu.Lock()
+	delete(h.conns, c)
+	h.mu.Unlock()
+	h.wg.Done()
+}
+
+// serveConn runs the handshake, then forwards the client's messages to its
+// session until the connection ends.
+func (h *Hub) serveConn(ctx context.Context, c *conn) error {
+	s, err := h.handshake(ctx, c)
+	if s == nil {
+		return err
+	}
+	defer s.post(ctx, detached{c: c})
+	return h.readLoop(ctx, c, s)
+}
+
+// handshake reads messages until a valid hello starts or resumes a session,
+// answering each bad one with an error, within handshakeTimeout.
+func (h *Hub) handshake(ctx context.Context, c *conn) (*Session, error) {
+	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	for {
+		typ, data, err := c.ws.Read(hctx)
+		if err != nil {
+			return nil, nil // the client left or never said hello
+		}
+		if typ != websocket.MessageText {
+			c.sendError(refuse(codeNotHello, "the first message must be a hello text message"))
+			continue
+		}
+		m, perr := decodeInbound(data)
+		if perr == nil && m.Type != typeHello {
+			perr = refuse(codeNotHello, "the first message must be hello, got %q", m.Type)
+		}
+		if perr == nil {
+			var s *Session
+			if s, perr = h.open(ctx, c, m); perr == nil {
+				return s, nil
+			}
+		}
+		c.sendError(perr)
+	}
+}
+
+// open starts or resumes the session that hello asks for and attaches c.
+func (h *Hub) open(ctx context.Context, c *conn, m inbound) (*Session, *protocolError) {
+	subject, perr := h.authenticate(m.Token)
+	if perr != nil {
+		return nil, perr
+	}
+	if m.Resume != nil {
+		return h.resume(ctx, c, *m.Resume)
+	}
+	s, perr := h.create(subject, m)
+	if perr != nil {
+		return nil, perr
+	}
+	return s, h.attach(ctx, s, c, 0, false)
+}
+
+func (h *Hub) resume(ctx context.Context, c *conn, r resumeRequest) (*Session, *protocolError) {
+	h.mu.Lock()
+	s := h.sessions[r.SessionID]
+	h.mu.Unlock()
+	if s == nil {
+		return nil, refuse(codeUnknownSession, "no live session %q; it may have ended after the resume window", r.SessionID)
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Token), []byte(s.resumeToken)) != 1 {
+		return nil, refuse(codeBadResumeToken, "wrong resume token for session %q", r.SessionID)
+	}
+	return s, h.attach(ctx, s, c, r.LastSeq, true)
+}
+
+func (h *Hub) attach(ctx context.Context, s *Session, c *conn, lastSeq uint64, resumed bool) *protocolError {
+	reply := make(chan *protocolError, 1)
+	if !s.post(ctx, attachReq{c: c, lastSeq: lastSeq, resumed: resumed, reply: reply}) {
+		return refuse(codeUnknownSession, "session %q has ended", s.id)
+	}
+	select {
+	case perr := <-reply:
+		return perr
+	case <-s.done:
+		return refuse(codeUnknownSession, "session %q has ended", s.id)
+	case <-ctx.Done():
+		return refuse(codeUnknownSession, "server shutting down")
+	}
+}
+
+// create registers and starts a new session.
+func (h *Hub) create(subject string, m inbound) (*Session, *protocolError) {
+	id, token := randomID(), randomToken()
+	if subject == "" {
+		subject = "anon:" + id
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return nil, refuse(codeUnknownSession, "server shutting down")
+	}
+	if !h.limiter.openSession(subject, h.sessions) {
+		return nil, refuse(codeTooMany, "subject already has %d live sessions", h.cfg.Limits.SessionsPerSubject)
+	}
+	autoAnswer := m.AutoAnswer == nil || *m.AutoAnswer
+	s := newSession(h, id, token, subject, *m.Profile, autoAnswer)
+	h.sessions[id] = s
+	h.wg.Go(func() { s.run(h.ctx) })
+	return s, nil
+}
+
+// forget removes an ended session. Called by the session's run.
+func (h *Hub) forget(s *Session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.sessions, s.id)
+	for _, other := range h.sessions {
+		if other.subject == s.subject {
+			return
+		}
+	}
+	h.limiter.forget(s.subject)
+}
+
+func (h *Hub) allowQuestion(subject string) bool { return h.limiter.question(subject) }
+
+func (h *Hub) authenticate(token string) (string, *protocolError) {
+	if h.cfg.Secret == "" {
+		return "", nil
+	}
+	sub, err := VerifyToken(h.cfg.Secret, token, h.cfg.Now())
+	if err != nil {
+		return "", refuse(codeBadToken, "%v", err)
+	}
+	return sub, nil
+}
+
+// readLoop forwards the client's messages to its session until the
+// connection ends. Decoding happens here, off the session goroutine.
+func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) error {
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return nil // closed by the client, by us, or too large (1009)
+		}
+		var msg any
+		switch {
+		case typ == websocket.MessageBinary:
+			msg = audioFrame{c: c, data: data}
+		case len(data) > maxTextMessage:
+			msg = clientBad{c: c, err: refuse(codeTooLarge, "text message of %d bytes is over %d", len(data), maxTextMessage)}
+		default:
+			if m, perr := decodeInbound(data); perr != nil {
+				msg = clientBad{c: c, err: perr}
+			} else {
+				msg = clientMsg{c: c, m: m}
+			}
+		}
+		if !s.post(ctx, msg) {
+			return nil
+		}
+	}
+}
+
+func isLoopback(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,250 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/poise-dev/poise/coach"
+	"github.com/poise-dev/poise/tiers"
+)
+
+// ProtocolVersion is the WebSocket protocol version of CONTRACT.md.
+const ProtocolVersion = 1
+
+// Client → server message types.
+const (
+	typeHello      = "hello"
+	typeQuestion   = "question"
+	typeResetAI    = "reset_ai"
+	typePing       = "ping"
+	typeAudioStart = "audio_start"
+	typeAudioStop  = "audio_stop"
+	typeProfile    = "profile"
+)
+
+// Error codes sent in `error` messages. Each names the client's own
+// malformed or refused input; the session goes on after every one of them.
+const (
+	codeBadJSON        = "bad_json"
+	codeUnknownType    = "unknown_type"
+	codeMissingField   = "missing_field"
+	codeBadField       = "bad_field"
+	codeNotHello       = "hello_required"
+	codeSecondHello    = "already_started"
+	codeUnknownSession = "unknown_session"
+	codeBadResumeToken = "bad_resume_token"
+	codeResumeGap      = "resume_gap"
+	codeBadToken       = "bad_token"
+	codeTooMany        = "too_many_sessions"
+	codeRateLimited    = "rate_limited"
+	codeTooLarge       = "too_large"
+	codeAudio          = "bad_audio"
+	codeBadVersion     = "bad_version"
+)
+
+// inbound is the decoded form of every client text message; which fields
+// matter depends on Type.
+type inbound struct {
+	Type       string          `json:"type"`
+	V          int             `json:"v"`
+	Token      string          `json:"token"`
+	Profile    *tiers.Profile  `json:"profile"`
+	AutoAnswer *bool           `json:"auto_answer"`
+	Resume     *resumeRequest  `json:"resume"`
+	ID         string          `json:"id"`
+	Text       *string         `json:"text"`
+	T          json.RawMessage `json:"t"`
+	SampleRate int             `json:"sample_rate"`
+	Encoding   string          `json:"encoding"`
+	Source     string          `json:"source"`
+}
+
+type resumeRequest struct {
+	SessionID string `json:"session_id"`
+	Token     string `json:"token"`
+	LastSeq   uint64 `json:"last_seq"`
+}
+
+// protocolError is a refusal of client input, sent as an `error` message.
+type protocolError struct {
+	Code    string
+	Message string
+}
+
+func (e *protocolError) Error() string { return e.Code + ": " + e.Message }
+
+func refuse(code, format string, args ...any) *protocolError {
+	return &protocolError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// decodeInbound parses and validates one client text message. The error,
+// if any, is ready to send to the client.
+func decodeInbound(data []byte) (inbound, *protocolError) {
+	var m inbound
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, refuse(codeBadJSON, "message is not a JSON object: %v", err)
+	}
+	switch m.Type {
+	case "":
+		return m, refuse(codeMissingField, "missing field: type")
+	case typeHello:
+		return m, validateHello(&m)
+	case typeQuestion:
+		if m.Text == nil {
+			return m, refuse(codeMissingField, "question needs field: text")
+		}
+		if len(*m.Text) > maxQuestionBytes {
+			return m, refuse(codeTooLarge, "question text is over %d bytes", maxQuestionBytes)
+		}
+	case typeProfile:
+		if m.Profile == nil {
+			return m, refuse(codeMissingField, "profile needs field: profile")
+		}
+		return m, validateProfile(m.Profile)
+	case typeAudioStart:
+		return m, validateAudioStart(&m)
+	case typeResetAI, typePing, typeAudioStop:
+	default:
+		return m, refuse(codeUnknownType, "unknown message type %q", m.Type)
+	}
+	return m, nil
+}
+
+func validateHello(m *inbound) *protocolError {
+	if m.V != ProtocolVersion {
+		return refuse(codeBadVersion, "hello: v must be %d, got %d", ProtocolVersion, m.V)
+	}
+	if m.Profile == nil {
+		m.Profile = &tiers.Profile{}
+	}
+	if err := validateProfile(m.Profile); err != nil {
+		return err
+	}
+	if r := m.Resume; r != nil && (r.SessionID == "" || r.Token == "") {
+		return refuse(codeMissingField, "hello: resume needs session_id and token")
+	}
+	return nil
+}
+
+// validateProfile fills defaults (en, mid) and rejects unknown values.
+func validateProfile(p *tiers.Profile) *protocolError {
+	switch p.Lang {
+	case "":
+		p.Lang = "en"
+	case "zh", "en":
+	default:
+		return refuse(codeBadField, "profile.lang must be zh or en, got %q", p.Lang)
+	}
+	switch p.Seniority {
+	case "":
+		p.Seniority = "mid"
+	case "junior", "mid", "senior":
+	default:
+		return refuse(codeBadField, "profile.seniority must be junior, mid or senior, got %q", p.Seniority)
+	}
+	if len(p.Role)+len(p.Resume) > maxProfileBytes {
+		return refuse(codeTooLarge, "profile role and resume are over %d bytes", maxProfileBytes)
+	}
+	return nil
+}
+
+func validateAudioStart(m *inbound) *protocolError {
+	if m.SampleRate != audioSampleRate {
+		return refuse(codeAudio, "audio_start: sample_rate must be %d, got %d", audioSampleRate, m.SampleRate)
+	}
+	if m.Encoding != audioEncoding {
+		return refuse(codeAudio, "audio_start: encoding must be %s, got %q", audioEncoding, m.Encoding)
+	}
+	switch m.Source {
+	case "tab", "mic", "":
+	default:
+		return refuse(codeAudio, "audio_start: source must be tab or mic, got %q", m.Source)
+	}
+	return nil
+}
+
+// Server → client messages. Every one but welcome embeds head and so
+// carries a seq, assigned by the session when it is sent.
+
+// head is the common start of every sequenced server message.
+type head struct {
+	Type string `json:"type"`
+	Seq  uint64 `json:"seq"`
+}
+
+func (h *head) header() *head { return h }
+
+// outbound is a sequenced server message.
+type outbound interface{ header() *head }
+
+type welcomeMsg struct {
+	Type        string `json:"type"`
+	SessionID   string `json:"session_id"`
+	ResumeToken string `json:"resume_token"`
+	Resumed     bool   `json:"resumed"`
+	LastSeq     uint64 `json:"last_seq"`
+	Level       string `json:"level"`
+	Chip        *Chip  `json:"chip"`
+}
+
+type levelMsg struct {
+	head
+	Level  string `json:"level"`
+	From   string `json:"from"`
+	Reason string `json:"reason"`
+	Chip   *Chip  `json:"chip"`
+}
+
+type captionMsg struct {
+	head
+	UttID  string `json:"utt_id"`
+	Text   string `json:"text"`
+	Final  bool   `json:"final"`
+	Source string `json:"source"`
+}
+
+type answerStartMsg struct {
+	head
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Level    string `json:"level"`
+	Source   string `json:"source"`
+	Note     string `json:"note"`
+}
+
+type answerDeltaMsg struct {
+	head
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+type answerEndMsg struct {
+	head
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+type coachMsg struct {
+	head
+	ID string `json:"id"`
+	coach.Card
+}
+
+type pongMsg struct {
+	head
+	T json.RawMessage `json:"t"`
+}
+
+type errorMsg struct {
+	head
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Reasons of answer_end.
+const (
+	endDone       = "done"
+	endCut        = "cut"
+	endSuperseded = "superseded"
+	endCancelled  = "cancelled"
+)

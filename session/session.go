@@ -1,0 +1,341 @@
+package session
+
+import (
+	"context"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/poise-dev/poise/tiers"
+	"github.com/rs/zerolog"
+)
+
+// Session is one interview session. Its run goroutine owns every field
+// marked "Owned by run"; the Hub and the connection handlers talk to it
+// only through inbox.
+type Session struct {
+	id          string
+	resumeToken string
+	subject     string // token subject, or the session id when anonymous
+	hub         *Hub
+	cfg         Config
+	log         zerolog.Logger
+	inbox       chan any      // many senders (readers, answer goroutines); never closed; run ends with its ctx
+	done        chan struct{} // closed when run has returned and cleaned up
+
+	// Owned by run.
+	m             *machine
+	profile       tiers.Profile
+	autoAnswer    bool
+	replay        *replay
+	conn          *conn
+	heartbeatLost bool
+	audioOn       bool
+	q             *question
+	questions     int
+	answers       sync.WaitGroup // answer goroutines; run waits for them before it returns
+}
+
+// Inbox messages.
+type (
+	clientMsg struct {
+		c *conn
+		m inbound
+	}
+	clientBad struct {
+		c   *conn
+		err *protocolError
+	}
+	audioFrame struct {
+		c    *conn
+		data []byte
+	}
+	attachReq struct {
+		c       *conn
+		lastSeq uint64
+		resumed bool
+		reply   chan *protocolError // buffered 1
+	}
+	detached struct{ c *conn }
+)
+
+func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer bool) *Session {
+	cfg := h.cfg
+	return &Session{
+		id: id, resumeToken: token, subject: subject, hub: h, cfg: cfg,
+		log:        cfg.Log.With().Str("session", id).Logger(),
+		inbox:      make(chan any, defaultInbox),
+		done:       make(chan struct{}),
+		m:          newMachine(cfg.Health.Supported()),
+		profile:    p,
+		autoAnswer: autoAnswer,
+		replay:     newReplay(cfg.Replay),
+	}
+}
+
+// post delivers msg to the session's run goroutine, or gives up when ctx or
+// the session is done.
+func (s *Session) post(ctx context.Context, msg any) bool {
+	select {
+	case s.inbox <- msg:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+// run owns the session until ctx is done or the resume window passes with
+// no connection. It recovers a panic so that only this session ends.
+func (s *Session) run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	sigs, unsubscribe := s.cfg.Health.Subscribe(4)
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("session crashed")
+			s.cfg.Metrics.userVisibleError()
+		}
+		unsubscribe()
+		cancel()
+		s.answers.Wait()
+		s.end()
+	}()
+	s.started()
+	heartbeat := time.NewTimer(s.cfg.HeartbeatTimeout)
+	defer heartbeat.Stop()
+	resume := time.NewTimer(s.cfg.ResumeWindow)
+	defer resume.Stop()
+	connected := false
+	for {
+		var sla <-chan time.Time
+		if s.q != nil && s.q.sla != nil {
+			sla = s.q.sla.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-s.inbox:
+			if s.handle(ctx, msg) {
+				heartbeat.Reset(s.cfg.HeartbeatTimeout)
+			}
+		case sig := <-sigs:
+			s.onHealth(ctx, sig)
+		case <-heartbeat.C:
+			s.onHeartbeatLost(ctx)
+		case <-sla:
+			s.onSLA()
+		case <-resume.C:
+			if s.conn == nil {
+				s.log.Info().Msg("resume window over; session ends")
+				return
+			}
+		}
+		// The resume window runs while no connection is attached.
+		if now := s.conn != nil; now != connected {
+			connected = now
+			if connected {
+				resume.Stop()
+			} else {
+				resume.Reset(s.cfg.ResumeWindow)
+			}
+		}
+	}
+}
+
+// handle processes one inbox message and reports whether it came from the
+// client (which keeps the heartbeat alive).
+func (s *Session) handle(ctx context.Context, msg any) (fromClient bool) {
+	switch m := msg.(type) {
+	case attachReq:
+		m.reply <- s.attach(ctx, m)
+		return true
+	case detached:
+		if m.c == s.conn {
+			s.conn = nil
+			s.record()
+		}
+	case clientMsg:
+		if m.c != s.conn {
+			return false
+		}
+		s.clientAlive(ctx)
+		s.onClient(ctx, m.m)
+		return true
+	case clientBad:
+		if m.c != s.conn {
+			return false
+		}
+		s.clientAlive(ctx)
+		s.sendError(m.err)
+		return true
+	case audioFrame:
+		if m.c != s.conn {
+			return false
+		}
+		s.clientAlive(ctx)
+		s.onAudio(m.data)
+		return true
+	case answerEvent:
+		s.onAnswerEvent(m)
+	case answerDone:
+		s.onAnswerDone(m)
+	}
+	return false
+}
+
+// attach makes c the session's connection: it sends welcome, then every
+// message after lastSeq, then the live stream. A previous connection is
+// closed.
+func (s *Session) attach(ctx context.Context, a attachReq) *protocolError {
+	backlog, ok := s.replay.after(a.lastSeq)
+	if !ok {
+		return refuse(codeResumeGap, "messages after seq %d are no longer kept; start a new session", a.lastSeq)
+	}
+	if s.conn != nil && s.conn != a.c {
+		s.conn.close(closeReplaced, "resumed on another connection")
+	}
+	s.conn = a.c
+	level := s.m.level()
+	welcome := encode(welcomeMsg{Type: "welcome", SessionID: s.id, ResumeToken: s.resumeToken,
+		Resumed: a.resumed, LastSeq: s.replay.last(), Level: level.String(), Chip: chipFor(level, s.profile.Lang)})
+	s.conn.send(append([][]byte{welcome}, backlog...)...)
+	s.record()
+	if s.heartbeatLost {
+		s.clientAlive(ctx)
+	}
+	return nil
+}
+
+// clientAlive restores a session whose heartbeat was lost to the level the
+// shared health state supports now.
+func (s *Session) clientAlive(ctx context.Context) {
+	if !s.heartbeatLost {
+		return
+	}
+	s.heartbeatLost = false
+	if target := s.cfg.Health.Supported(); target != s.m.level() {
+		s.transition(ctx, restoreTo(target))
+	}
+}
+
+func (s *Session) onHeartbeatLost(ctx context.Context) {
+	if s.heartbeatLost {
+		return
+	}
+	s.heartbeatLost = true
+	s.transition(ctx, evHeartbeatLost)
+}
+
+// onHealth moves the session to follow the shared health state: down while
+// its level is better than what is supported, and one step up on a
+// recovery (or straight to the supported level when the levels between are
+// still down). A session whose client is silent stays at L4 until it returns.
+func (s *Session) onHealth(ctx context.Context, sig tiers.Signal) {
+	if s.heartbeatLost {
+		return
+	}
+	target := s.cfg.Health.Supported()
+	for cur := s.m.level(); cur < target; cur = s.m.level() {
+		if !s.transition(ctx, downEvent[cur]) {
+			break
+		}
+	}
+	cur := s.m.level()
+	if sig.Event != evRecovered || cur <= target {
+		return
+	}
+	if target == cur-1 {
+		s.transition(ctx, evRecovered)
+	} else {
+		s.transition(ctx, restoreTo(target))
+	}
+}
+
+// transition fires an FSM event and, when the level changes, tells the
+// client, the ops store and the metrics. It reports whether the level
+// changed.
+func (s *Session) transition(ctx context.Context, event string) bool {
+	from := s.m.level()
+	changed, err := s.m.fire(ctx, event)
+	if err != nil {
+		s.log.Error().Err(err).Msg("level transition failed")
+		return false
+	}
+	if !changed {
+		return false
+	}
+	to := s.m.level()
+	reason := event
+	if len(event) > len(evRestore) && event[:len(evRestore)] == evRestore {
+		reason = evRestore
+	}
+	s.send(&levelMsg{head: head{Type: "level"}, Level: to.String(), From: from.String(), Reason: reason,
+		Chip: chipFor(to, s.profile.Lang)})
+	s.cfg.Metrics.levelLeave(from.String())
+	s.cfg.Metrics.levelEnter(to.String())
+	s.cfg.Metrics.transition(from.String(), to.String(), reason)
+	t := Transition{Session: s.id, From: from.String(), To: to.String(), Reason: reason, Node: s.cfg.Node, At: s.cfg.Now()}
+	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.AddTransition(ctx, t) })
+	s.record()
+	s.log.Info().Str("from", from.String()).Str("to", to.String()).Str("reason", reason).Msg("level changed")
+	return true
+}
+
+// send stamps m with the next seq, keeps it for resume and queues it to the
+// connection. A connection whose queue is full is closed as too slow; the
+// message stays in the replay buffer for the client's resume.
+func (s *Session) send(m outbound) {
+	m.header().Seq = s.replay.last() + 1
+	data := encode(m)
+	s.replay.add(data)
+	if s.conn != nil && !s.conn.send(data) {
+		s.log.Warn().Msg("client too slow; closing its connection")
+		s.cfg.Metrics.slowClient()
+		s.conn.close(websocket.StatusPolicyViolation, "client too slow to read its messages")
+		s.conn = nil
+		s.record()
+	}
+}
+
+// sendDroppable sends m unless the connection is busy, in which case m is
+// dropped before it gets a seq, so the client sees no gap.
+func (s *Session) sendDroppable(m outbound) {
+	if s.conn == nil || s.conn.busy() {
+		return
+	}
+	s.send(m)
+}
+
+func (s *Session) sendError(e *protocolError) {
+	s.send(&errorMsg{head: head{Type: "error"}, Code: e.Code, Message: e.Message})
+}
+
+// record queues the session's ops record.
+func (s *Session) record() {
+	r := SessionRecord{ID: s.id, Node: s.cfg.Node, Level: s.m.level().String(), Lang: s.profile.Lang,
+		Seniority: s.profile.Seniority, Connected: s.conn != nil, UpdatedAt: s.cfg.Now()}
+	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.PutSession(ctx, r) })
+}
+
+func (s *Session) started() {
+	s.cfg.Metrics.sessionStarted()
+	s.cfg.Metrics.levelEnter(s.m.level().String())
+	s.record()
+}
+
+// end releases the session: its connection is closed and the ops view
+// forgets it. Called by run only, after every answer goroutine returned.
+func (s *Session) end() {
+	if s.conn != nil {
+		s.conn.close(closeEnded, "session ended")
+		s.conn = nil
+	}
+	s.cfg.Metrics.levelLeave(s.m.level().String())
+	s.cfg.Metrics.sessionEnded()
+	id := s.id
+	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.DeleteSession(ctx, id) })
+	s.hub.forget(s)
+	close(s.done)
+}

@@ -1,0 +1,61 @@
+package tiers
+
+// Profile is what the candidate told us about themselves; it shapes prompts
+// and template recall.
+type Profile struct {
+	Lang      string `json:"lang"`      // "zh" or "en"
+	Seniority string `json:"seniority"` // "junior", "mid" or "senior"
+	Role      string `json:"role"`
+	Resume    string `json:"resume"` // never logged
+}
+
+// Request is one question to answer.
+type Request struct {
+	ID         string // the session's question id; echoed in events by the caller
+	Question   string
+	Profile    Profile
+	Transcript string // the last minute of captions, oldest first
+	Level      Level  // the session's level: sources above it are skipped
+}
+
+// EventKind tells the parts of an answer stream apart.
+type EventKind int
+
+// The parts of an answer stream, in the order they arrive: one Start, any
+// number of Delta, one End.
+const (
+	EventStart EventKind = iota + 1
+	EventDelta
+	EventEnd
+)
+
+// Event is one step of an answer stream. Start is emitted when the first
+// useful content is ready (the first model token, or a template hit), so a
+// caller can measure time to first content from it.
+type Event struct {
+	Kind   EventKind
+	Level  Level  // Start: the level that answers (L1, L2 or L3)
+	Source string // Start: backend name or template id
+	Note   string // Start: L3's honest note, in the profile's language
+	Text   string // Delta
+	Reason string // End: "done" or "cut"
+}
+
+// Signal is a level-driving event from the health center. Event is one of
+// the FSM events "vendor_all_down", "local_failing", "templates_failing" or
+// "recovered"; Level is the level it concerns (for "recovered", the level
+// that is healthy again).
+type Signal struct {
+	Event string
+	Level Level
+}
+
+// Outcome sums up one Answer call. Answered is false when no source had
+// content for the question: the caller shows the coach card instead.
+type Outcome struct {
+	Answered bool
+	Level    Level  // the level that answered
+	Source   string // backend name or template id that answered
+	Class    Class  // class of the last failure, if any
+	Refused  bool   // a content filter refused the question: no model was tried again
+}

@@ -1,0 +1,353 @@
+package asr
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rig is a pool against simulated whisper servers (and a cloud) on an
+// in-memory network. Build it inside a synctest bubble.
+type rig struct {
+	net     *memNet
+	sims    []*vendorsim.Sim // whisper servers, whisper-0:80, whisper-1:80 ...
+	cloud   *vendorsim.Sim   // nil unless asked for
+	reg     *prometheus.Registry
+	metrics *Metrics
+	pool    *Pool
+	cfg     Config
+}
+
+type rigOptions struct {
+	servers    int           // whisper servers; default 1
+	transcript string        // what whisper says; default "tell me about yourself"
+	delay      time.Duration // whisper decode time
+	cloud      bool
+	cfg        Config
+}
+
+func newRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	if o.servers == 0 {
+		o.servers = 1
+	}
+	if o.transcript == "" {
+		o.transcript = "tell me about yourself"
+	}
+	r := &rig{net: newMemNet(t), reg: prometheus.NewPedanticRegistry(), cfg: o.cfg}
+	r.cfg.WhisperURLs = nil
+	for i := range o.servers {
+		sim := vendorsim.New(vendorsim.Options{Transcripts: []string{o.transcript}, InferenceDelay: o.delay})
+		t.Cleanup(sim.Close)
+		addr := "whisper-" + itoaTest(i) + ":80"
+		r.net.serve(addr, sim)
+		r.sims = append(r.sims, sim)
+		r.cfg.WhisperURLs = append(r.cfg.WhisperURLs, "http://"+addr)
+	}
+	if o.cloud {
+		r.cloud = vendorsim.New(vendorsim.Options{Transcripts: []string{"from the cloud"}})
+		t.Cleanup(r.cloud.Close)
+		r.net.serve("cloud:80", r.cloud)
+		r.cfg.Cloud = CloudConfig{BaseURL: "http://cloud:80/v1", APIKey: "test-key"}
+	}
+	r.cfg.HTTPClient = r.net.client
+	if err := r.cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r.metrics = NewMetrics(r.reg)
+	r.pool = NewPool(r.cfg, zerolog.Nop(), r.metrics)
+	t.Cleanup(r.pool.Close)
+	return r
+}
+
+func itoaTest(i int) string { return string(rune('0' + i)) }
+
+func second(n float64) []int16 { return voiced(int(n * SampleRate)) }
+
+// result is one Recognize outcome with the fake time it came back at.
+type result struct {
+	text, source string
+	err          error
+	at           time.Duration
+}
+
+// recognizeAsync runs Recognize in a goroutine; read the result from the
+// channel (buffered: the goroutine never blocks).
+func recognizeAsync(ctx context.Context, p *Pool, partial bool) <-chan result {
+	ch := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		text, source, err := p.Recognize(ctx, second(1.5), "en", partial)
+		ch <- result{text, source, err, time.Since(start)}
+	}()
+	return ch
+}
+
+func TestPoolRecognizesOnWhisper(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{transcript: "[BLANK_AUDIO] what is your  greatest weakness "})
+		text, source, err := r.pool.Recognize(t.Context(), second(0.4), "en", false)
+		if err != nil || text != "what is your greatest weakness" || source != SourceWhisper {
+			t.Fatalf("got %q %q %v", text, source, err)
+		}
+		if c := r.sims[0].Counters(vendorsim.WhisperModel); c.Completed != 1 {
+			t.Fatalf("whisper counters %+v, want 1 completed (a 0.4 s clip padded to whisper's 1 s minimum)", c)
+		}
+	})
+}
+
+func TestPoolDecodesOneAtATimePerServer(t *testing.T) {
+	tests := []struct {
+		name    string
+		servers int
+		want    []time.Duration // completion times of 4 finals
+	}{
+		{"one server queues", 1, []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}},
+		{"two servers share", 2, []time.Duration{time.Second, time.Second, 2 * time.Second, 2 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, rigOptions{servers: tt.servers, delay: time.Second})
+				var chans []<-chan result
+				for range 4 {
+					chans = append(chans, recognizeAsync(t.Context(), r.pool, false))
+					synctest.Wait()
+				}
+				for _, sim := range r.sims {
+					if c := sim.Counters(vendorsim.WhisperModel); c.InFlight != 1 {
+						t.Fatalf("whisper in flight %d, want 1: the pool must not stack requests on a server", c.InFlight)
+					}
+				}
+				var got []time.Duration
+				for _, ch := range chans {
+					res := <-ch
+					if res.err != nil {
+						t.Fatal(res.err)
+					}
+					got = append(got, res.at)
+				}
+				for i := range got {
+					if got[i] != tt.want[i] {
+						t.Fatalf("finals done at %v, want %v", got, tt.want)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestPoolSkipsPartialsBeforeDelayingFinals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{delay: time.Second})
+		ctx := t.Context()
+		running := recognizeAsync(ctx, r.pool, false) // decoding
+		synctest.Wait()
+		partial := recognizeAsync(ctx, r.pool, true) // queued: nothing waited
+		synctest.Wait()
+		final := recognizeAsync(ctx, r.pool, false) // queued, goes before the partial
+		synctest.Wait()
+		_, _, err := r.pool.Recognize(ctx, second(1), "en", true)
+		if !errors.Is(err, ErrBusy) {
+			t.Fatalf("partial with work waiting: err = %v, want ErrBusy at once", err)
+		}
+		if got := testutil.ToFloat64(r.metrics.partialSkipped); got != 1 {
+			t.Fatalf("partials skipped = %v, want 1", got)
+		}
+		for name, want := range map[string]struct {
+			ch <-chan result
+			at time.Duration
+		}{
+			"running final": {running, time.Second},
+			"queued final":  {final, 2 * time.Second},
+			"partial":       {partial, 3 * time.Second},
+		} {
+			if res := <-want.ch; res.err != nil || res.at != want.at {
+				t.Errorf("%s: done at %v (%v), want %v", name, res.at, res.err, want.at)
+			}
+		}
+	})
+}
+
+func TestPoolFinalWaitsForQueueRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{delay: time.Second, cfg: Config{QueueDepth: 1}})
+		ctx := t.Context()
+		recognizeAsync(ctx, r.pool, false) // running
+		synctest.Wait()
+		recognizeAsync(ctx, r.pool, false) // fills the queue
+		synctest.Wait()
+		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		if _, _, err := r.pool.Recognize(short, second(1), "en", false); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want the caller's deadline while the queue is full", err)
+		}
+		waited := recognizeAsync(ctx, r.pool, false)
+		if res := <-waited; res.err != nil || res.at != 2500*time.Millisecond {
+			t.Fatalf("final that waited for room: done after %v (%v), want 2.5 s", res.at, res.err)
+		}
+	})
+}
+
+func TestPoolFallsThroughToCloud(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{cloud: true})
+		r.sims[0].SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 503})
+		text, source, err := r.pool.Recognize(t.Context(), second(1), "zh", false)
+		if err != nil || text != "from the cloud" || source != SourceCloud {
+			t.Fatalf("final: got %q %q %v, want the cloud's transcript", text, source, err)
+		}
+		_, _, err = r.pool.Recognize(t.Context(), second(1), "zh", true)
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("partial: err = %v, want ErrUnavailable (partials never go to the cloud)", err)
+		}
+		if c := r.cloud.Counters(AnyModelCounters); c.Requests != 1 {
+			t.Fatalf("cloud requests = %d, want 1", c.Requests)
+		}
+		if got := testutil.ToFloat64(r.metrics.backendErrors.WithLabelValues("whisper@whisper-0:80", classServer)); got != 2 {
+			t.Fatalf("whisper server errors = %v, want 2", got)
+		}
+	})
+}
+
+// AnyModelCounters sums a simulator's counters over every model.
+const AnyModelCounters = vendorsim.AnyModel
+
+func TestPoolBackendHealth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{cfg: Config{RetryMs: 3000}})
+		sim, name := r.sims[0], "whisper@whisper-0:80"
+		sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 500})
+		for i := range failsToDown {
+			if _, _, err := r.pool.Recognize(t.Context(), second(1), "en", false); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("failure %d: err = %v, want ErrUnavailable", i, err)
+			}
+		}
+		if up := r.pool.Backends()[0].Up; up || testutil.ToFloat64(r.metrics.backendUp.WithLabelValues(name)) != 0 {
+			t.Fatal("backend still up after two failures")
+		}
+		sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{})
+		before := sim.Counters(vendorsim.WhisperModel).Requests
+		if _, _, err := r.pool.Recognize(t.Context(), second(1), "en", false); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("while down: err = %v, want ErrUnavailable without a request", err)
+		}
+		if after := sim.Counters(vendorsim.WhisperModel).Requests; after != before {
+			t.Fatalf("a down backend got %d requests", after-before)
+		}
+		time.Sleep(3 * time.Second)
+		if text, _, err := r.pool.Recognize(t.Context(), second(1), "en", false); err != nil || text == "" {
+			t.Fatalf("after the retry period: %q %v, want a transcript", text, err)
+		}
+		if !r.pool.Backends()[0].Up || testutil.ToFloat64(r.metrics.backendUp.WithLabelValues(name)) != 1 {
+			t.Fatal("backend not up again after a success")
+		}
+	})
+}
+
+func TestPoolErrorClasses(t *testing.T) {
+	tests := []struct {
+		name      string
+		fault     vendorsim.Fault
+		class     string
+		staysUp   bool
+		refuseAll bool
+	}{
+		{"timeout", vendorsim.Fault{NoAnswer: true}, classTimeout, false, false},
+		{"rate limited", vendorsim.Fault{Status: 429}, classRateLimited, false, false},
+		{"refused connection", vendorsim.Fault{}, classServer, false, true},
+		{"reset", vendorsim.Fault{ResetBeforeHeaders: true}, classServer, false, false},
+		{"our bad request", vendorsim.Fault{Status: 400}, classBadRequest, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, rigOptions{cfg: Config{RequestTimeoutMs: 2000}})
+				r.sims[0].SetFault(vendorsim.WhisperModel, tt.fault)
+				r.net.listeners["whisper-0:80"].refuse.Store(tt.refuseAll)
+				for range failsToDown {
+					if _, _, err := r.pool.Recognize(t.Context(), second(1), "en", false); !errors.Is(err, ErrUnavailable) {
+						t.Fatalf("err = %v, want ErrUnavailable", err)
+					}
+				}
+				name := r.pool.Backends()[0].Name
+				if got := testutil.ToFloat64(r.metrics.backendErrors.WithLabelValues(name, tt.class)); got != failsToDown {
+					t.Fatalf("%s errors = %v, want %d", tt.class, got, failsToDown)
+				}
+				if up := r.pool.Backends()[0].Up; up != tt.staysUp {
+					t.Fatalf("up = %v, want %v", up, tt.staysUp)
+				}
+			})
+		})
+	}
+}
+
+func TestPoolCloseFailsWaitingRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{delay: time.Hour})
+		ctx := context.WithoutCancel(t.Context())
+		running := recognizeAsync(ctx, r.pool, false)
+		synctest.Wait()
+		queued := recognizeAsync(ctx, r.pool, true)
+		synctest.Wait()
+		r.pool.Close()
+		for name, ch := range map[string]<-chan result{"running": running, "queued": queued} {
+			if res := <-ch; res.err == nil {
+				t.Errorf("%s: no error after Close", name)
+			}
+		}
+		if _, _, err := r.pool.Recognize(ctx, second(1), "en", false); !errors.Is(err, ErrClosed) {
+			t.Fatalf("after Close: err = %v, want ErrClosed", err)
+		}
+	})
+}
+
+func TestCleanText(t *testing.T) {
+	tests := map[string]string{
+		" Hello there.\n":                    "Hello there.",
+		"[BLANK_AUDIO]":                      "",
+		" (silence) ":                        "",
+		"[Music] why do you want this job? ": "why do you want this job?",
+		" 请介绍一下你自己。":                         "请介绍一下你自己。",
+		"*cough* so   um":                    "so um",
+	}
+	for in, want := range tests {
+		if got := cleanText(in); got != want {
+			t.Errorf("cleanText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMetricsNilSafe(t *testing.T) {
+	var m *Metrics
+	m.observeCaptionLatency(time.Second)
+	m.incPartialSkipped()
+	m.incFinalsFailed()
+	m.addAudioDropped(2)
+	m.incBackendError("b", classServer)
+	m.setBackendUp("b", true)
+	m.observeDecode("b", true, time.Second)
+	reg := prometheus.NewPedanticRegistry()
+	NewMetrics(reg).observeCaptionLatency(time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	if !strings.Contains(strings.Join(names, " "), "poise_caption_latency_seconds") {
+		t.Fatalf("gathered %v, want poise_caption_latency_seconds", names)
+	}
+}

@@ -141,7 +141,10 @@ func (h *Hub) serveConn(ctx context.Context, c *conn) error {
 // handshake reads messages until a valid hello starts or resumes a session,
 // answering each bad one with an error, within handshakeTimeout.
 func (h *Hub) handshake(ctx context.Context, c *conn) (*Session, error) {
-	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	// Reads never use the hub's context: a context cancelled during Read
+	// closes the socket at once, and a shutdown must first send 1001. The
+	// writer closing the socket is what ends a read.
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handshakeTimeout)
 	defer cancel()
 	for {
 		typ, data, err := c.ws.Read(hctx)
@@ -261,9 +264,9 @@ func (h *Hub) authenticate(token string) (string, *protocolError) {
 // connection ends. Decoding happens here, off the session goroutine.
 func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) error {
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		typ, data, err := c.ws.Read(context.WithoutCancel(ctx))
 		if err != nil {
-			return nil // closed by the client, by us, or too large (1009)
+			return nil // closed by the client, by our writer, or too large (1009)
 		}
 		var msg any
 		switch {

@@ -130,22 +130,50 @@ func describeDecodeError(err error, lines keyLines) error {
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// locate prefixes a validation error of the form "key: message" with the
-// key's line, when the document has that key.
+// locate prefixes each validation error with the line of the key it names,
+// when the document has that key. Validators name keys by their YAML path,
+// either whole ("l1.mode") or within their block ("silence_ms" of asr).
 func locate(err error, lines keyLines) error {
-	key, _, ok := strings.Cut(err.Error(), ": ")
-	if !ok {
+	if err == nil || len(lines) == 0 {
 		return err
 	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range joined.Unwrap() {
+			errs = append(errs, locate(e, lines))
+		}
+		return errors.Join(errs...)
+	}
+	best, bestLen := 0, 0
+	for _, word := range strings.Fields(err.Error()) {
+		if l, n := lineOfKey(strings.TrimRight(word, ":,"), lines); n > bestLen {
+			best, bestLen = l, n
+		}
+	}
+	if bestLen == 0 {
+		return err
+	}
+	return fmt.Errorf("line %d: %w", best, err)
+}
+
+// lineOfKey finds key, or the nearest enclosing key present, in lines;
+// key may be relative to a block ("silence_ms" for "asr.silence_ms"). It
+// returns the line and the length of the key found (0 when none).
+func lineOfKey(key string, lines keyLines) (line, n int) {
 	for k := key; k != ""; {
-		if l, found := lines[k]; found {
-			return fmt.Errorf("line %d: %w", l, err)
+		if l, ok := lines[k]; ok {
+			return l, len(k)
+		}
+		for full, l := range lines {
+			if strings.HasSuffix(full, "."+k) {
+				return l, len(full)
+			}
 		}
 		i := strings.LastIndexAny(k, ".[")
-		if i < 0 {
+		if i <= 0 {
 			break
 		}
 		k = k[:i]
 	}
-	return err
+	return 0, 0
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown top-level key", "addr: 127.0.0.1:1\nsla_mss: 5\n", []string{"line 2", `"sla_mss"`}},
+		{"unknown nested key", "l1:\n  mode: hedge\n  vendors:\n    - name: a\n      base_url: http://x/v1\n      modle: m\n", []string{"line 6", "l1.vendors[0].modle"}},
+		{"bad type", "sla_ms: fast\n", []string{"line 1", `"sla_ms"`}},
+		{"bad value", "l1:\n  mode: sometimes\n", []string{"line 2", "l1.mode"}},
+		{"bad asr value", "asr:\n  silence_ms: -5\n", []string{"line 2", "silence_ms"}},
+		{"negative limit", "limits:\n  questions_per_minute: -1\n", []string{"line 1", "limits"}},
+		{"not yaml", "addr: [\n", []string{"line"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(tc.yaml), func(string) string { return "" })
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseConfigDefaultsAndEnv(t *testing.T) {
+	env := map[string]string{"VENDOR_KEY": "sk-test"}
+	c, err := parseConfig([]byte(`
+sla_ms: 900
+l1:
+  vendors:
+    - {name: primary, base_url: "http://127.0.0.1:1/v1", api_key: "${VENDOR_KEY}", model: m}
+limits:
+  sessions_per_subject: 5
+`), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Engine.SLAms != 900 || c.Engine.L1.Vendors[0].APIKey != "sk-test" {
+		t.Fatalf("config = %+v", c.Engine)
+	}
+	if c.Addr != defaultAddr || c.Limits.QuestionsPerMinute != 20 || c.Limits.SessionsPerSubject != 5 {
+		t.Fatalf("defaults lost: addr %q limits %+v", c.Addr, c.Limits)
+	}
+}
+
+func TestDefaultConfigUsesOpenAIKey(t *testing.T) {
+	if c := defaultConfig(func(string) string { return "" }); len(c.Engine.L1.Vendors) != 0 {
+		t.Fatalf("L1 configured without a key: %+v", c.Engine.L1.Vendors)
+	}
+	c := defaultConfig(func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "sk-x"
+		}
+		return ""
+	})
+	if len(c.Engine.L1.Vendors) != 1 || c.Engine.L1.Vendors[0].Name != "openai" {
+		t.Fatalf("vendors = %+v", c.Engine.L1.Vendors)
+	}
+}

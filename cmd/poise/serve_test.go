@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitLimit = 10 * time.Second
+
+// startServer runs `poise serve args...` in-process and returns its
+// address, read from the first log line as a user would.
+func startServer(t *testing.T, getenv func(string) string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), getenv, pw, io.Discard)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatalf("no log line: %v", <-done)
+	}
+	var first struct {
+		Addr, Message string
+	}
+	if err := json.Unmarshal(lines.Bytes(), &first); err != nil || first.Addr == "" {
+		t.Fatalf("first log line %q does not give the address: %v", lines.Text(), err)
+	}
+	if !strings.Contains(first.Message, first.Addr) {
+		t.Fatalf("first log line %q does not say where it listens", lines.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(waitLimit):
+			t.Error("serve did not stop")
+		}
+	})
+	return first.Addr
+}
+
+func noEnv(string) string { return "" }
+
+// TestRunWithNoConfig is the README's run command as a new user meets it:
+// no config, a WebSocket client gets welcome, then useful content for
+// "Tell me about yourself" within the 1.5 s budget.
+func TestRunWithNoConfig(t *testing.T) {
+	addr := startServer(t, noEnv)
+	for _, path := range []string{"/healthz", "/readyz", "/coach/scripts.json"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %v %v", path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	wsjson.Write(ctx, ws, map[string]any{"type": "hello", "v": 1, "profile": map[string]any{"lang": "en", "seniority": "mid"}})
+	var welcome map[string]any
+	if err := wsjson.Read(ctx, ws, &welcome); err != nil || welcome["type"] != "welcome" {
+		t.Fatalf("welcome = %v, %v", welcome, err)
+	}
+	asked := time.Now()
+	wsjson.Write(ctx, ws, map[string]any{"type": "question", "text": "Tell me about yourself"})
+	for {
+		var m map[string]any
+		if err := wsjson.Read(ctx, ws, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["type"] == "error" {
+			t.Fatalf("error message: %v", m)
+		}
+		if m["type"] == "coach" || m["type"] == "answer_start" {
+			t.Logf("first useful content (%s) after %v", m["type"], time.Since(asked))
+			break
+		}
+	}
+	ws.Close(websocket.StatusNormalClosure, "")
+}
+
+// TestShutdownSendsGoingAway: on the first signal clients get 1001.
+func TestShutdownSendsGoingAway(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0"}, noEnv, pw, io.Discard)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	lines.Scan()
+	var first struct{ Addr string }
+	json.Unmarshal(lines.Bytes(), &first)
+	go io.Copy(io.Discard, pr)
+
+	dctx, dcancel := context.WithTimeout(context.Background(), waitLimit)
+	defer dcancel()
+	ws, _, err := websocket.Dial(dctx, "ws://"+first.Addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	wsjson.Write(dctx, ws, map[string]any{"type": "hello", "v": 1})
+	var welcome map[string]any
+	wsjson.Read(dctx, ws, &welcome)
+	cancel()
+	_, _, err = ws.Read(dctx)
+	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
+		t.Fatalf("close status = %v (%v), want 1001", got, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}

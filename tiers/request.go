@@ -50,12 +50,3 @@ type Signal struct {
 	Level Level
 }
 
-// Outcome sums up one Answer call. Answered is false when no source had
-// content for the question: the caller shows the coach card instead.
-type Outcome struct {
-	Answered bool
-	Level    Level  // the level that answered
-	Source   string // backend name or template id that answered
-	Class    Class  // class of the last failure, if any
-	Refused  bool   // a content filter refused the question: no model was tried again
-}

@@ -25,6 +25,9 @@ type Caption struct {
 	Final   bool          // the last caption of the utterance
 	Source  string        // SourceWhisper or SourceCloud
 	Latency time.Duration // finals: end of speech → caption; partials: 0
+	// Question is set on finals that look like a question (IsQuestion in
+	// the session's language): the session answers those.
+	Question bool
 }
 
 // Pipeline is one session's audio path: Feed → VAD → utterances → the
@@ -82,16 +85,17 @@ func (p *Pipeline) Start(ctx context.Context) {
 }
 
 // Feed queues raw PCM16LE bytes (a copy is kept). It never blocks: when
-// 10 s of audio already wait, or after Stop, it drops them and returns
-// false.
+// 10 s of audio already wait it drops them (counted in Dropped) and returns
+// false; after Stop it returns false.
 func (p *Pipeline) Feed(pcm []byte) bool {
 	p.mu.Lock()
 	stopped := p.stopped
 	p.mu.Unlock()
-	if stopped || p.queued.Add(int64(len(pcm))) > maxQueuedAudio {
-		if !stopped {
-			p.queued.Add(-int64(len(pcm)))
-		}
+	if stopped {
+		return false
+	}
+	if p.queued.Add(int64(len(pcm))) > maxQueuedAudio {
+		p.queued.Add(-int64(len(pcm)))
 		p.drop(len(pcm))
 		return false
 	}
@@ -352,5 +356,6 @@ func (r *runner) showFinal(f *pendingFinal) {
 	}
 	latency := time.Since(f.endOfSpeech)
 	r.p.metrics.observeCaptionLatency(latency)
-	r.p.emit(Caption{UttID: u.id, Text: res.text, Final: true, Source: res.source, Latency: latency})
+	r.p.emit(Caption{UttID: u.id, Text: res.text, Final: true, Source: res.source, Latency: latency,
+		Question: IsQuestion(res.text, r.p.lang)})
 }

@@ -72,7 +72,7 @@ func TestPipelineCaptionsEachQuestion(t *testing.T) {
 	for _, clip := range loadTruth(t) {
 		t.Run(clip.File, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				r := newRig(t, rigOptions{transcript: "a question", delay: 300 * time.Millisecond})
+				r := newRig(t, rigOptions{transcript: "why this job?", delay: 300 * time.Millisecond})
 				s := startSession(t, r, clip.File[:2]) // "en" or "zh"
 				play(s, loadWAV(t, clip.File))
 				s.p.Stop()
@@ -81,8 +81,8 @@ func TestPipelineCaptionsEachQuestion(t *testing.T) {
 					t.Fatalf("got %d finals %+v, want %d", len(finals), finals, len(clip.Utterances))
 				}
 				for i, f := range finals {
-					if want := fmt.Sprintf("u%d", i+1); f.UttID != want || f.Text != "a question" || f.Source != SourceWhisper {
-						t.Errorf("final %d = %+v, want %s from whisper", i, f, want)
+					if want := fmt.Sprintf("u%d", i+1); f.UttID != want || f.Text != "why this job?" || f.Source != SourceWhisper || !f.Question {
+						t.Errorf("final %d = %+v, want %s from whisper, a question", i, f, want)
 					}
 					if s.partials(f.UttID) == 0 {
 						t.Errorf("%s: no partial before its final (utterances last over a second)", f.UttID)
@@ -93,8 +93,13 @@ func TestPipelineCaptionsEachQuestion(t *testing.T) {
 						t.Errorf("%s: latency %v, want 900–920 ms", f.UttID, f.Latency)
 					}
 				}
-				if n := testutil.CollectAndCount(r.metrics.captionLatency); n != 1 {
-					t.Fatalf("latency histogram series = %d", n)
+				for _, c := range s.captions {
+					if !c.Final && (c.Question || c.Latency != 0) {
+						t.Errorf("partial %+v carries final-only fields", c)
+					}
+				}
+				if got := histogramCount(t, r); got != uint64(len(clip.Utterances)) {
+					t.Fatalf("latency histogram counted %d, want %d", got, len(clip.Utterances))
 				}
 			})
 		})
@@ -247,4 +252,19 @@ func TestPipelineEndsWithItsContext(t *testing.T) {
 			t.Fatalf("captions %+v", s.captions)
 		}
 	})
+}
+
+func histogramCount(t *testing.T, r *rig) uint64 {
+	t.Helper()
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "poise_caption_latency_seconds" {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatal("poise_caption_latency_seconds not registered")
+	return 0
 }

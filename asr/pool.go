@@ -160,6 +160,9 @@ func (p *Pool) Recognize(ctx context.Context, pcm []int16, lang string, partial 
 		p.metrics.incPartialSkipped()
 		return "", "", ErrBusy
 	}
+	if len(errs) == 0 {
+		return "", "", ErrUnavailable // every backend is down
+	}
 	return "", "", fmt.Errorf("%w: %w", ErrUnavailable, errors.Join(errs...))
 }
 

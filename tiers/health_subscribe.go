@@ -1,0 +1,42 @@
+package tiers
+
+import "sync"
+
+// subscriber is one Subscribe channel.
+type subscriber struct {
+	ch chan Signal // closed by the cancel func, under Health.mu
+}
+
+// Subscribe returns a channel of level signals and a cancel func that
+// unsubscribes and closes the channel (idempotent). Fan-out never blocks
+// the health center: when a subscriber's buffer (buf, at least 1) is full,
+// the signal is dropped for that subscriber. A subscriber therefore treats
+// a signal as a hint and re-checks Supported() (and Down) for the truth,
+// and should also re-check after any pause.
+func (h *Health) Subscribe(buf int) (<-chan Signal, func()) {
+	s := &subscriber{ch: make(chan Signal, max(buf, 1))}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	var once sync.Once
+	return s.ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			delete(h.subs, s)
+			close(s.ch)
+		})
+	}
+}
+
+// broadcastLocked sends sig to every subscriber without blocking. The
+// caller holds mu.
+func (h *Health) broadcastLocked(sig Signal) {
+	for s := range h.subs {
+		select {
+		case s.ch <- sig:
+		default:
+			h.log.Debug().Str("signal", sig.Event).Msg("tiers: health: slow subscriber, signal dropped")
+		}
+	}
+}

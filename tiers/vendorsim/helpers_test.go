@@ -124,10 +124,12 @@ func makeWAV(seconds float64, rate, channels, bits int) []byte {
 	b.WriteString("RIFF")
 	_ = binary.Write(&b, binary.LittleEndian, uint32(36+len(data)))
 	b.WriteString("WAVEfmt ")
-	_ = binary.Write(&b, binary.LittleEndian, []any{
+	for _, v := range []any{
 		uint32(16), uint16(1), uint16(channels), uint32(rate),
 		uint32(rate * blockAlign), uint16(blockAlign), uint16(bits),
-	})
+	} {
+		_ = binary.Write(&b, binary.LittleEndian, v)
+	}
 	b.WriteString("data")
 	_ = binary.Write(&b, binary.LittleEndian, uint32(len(data)))
 	b.Write(data)

@@ -48,15 +48,13 @@ func (s *Session) ask(ctx context.Context, id, text string) {
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(s.cfg.SLA)
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Level: level}
-	s.answers.Add(1)
-	go func() {
-		defer s.answers.Done()
+	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
+	s.workers.Go(func() {
 		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{id: id, ev: ev})
 		})
 		s.post(ctx, answerDone{id: id, out: out})
-	}()
+	})
 }
 
 // supersede ends the in-flight question, if any, because a newer one came.

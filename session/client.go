@@ -2,7 +2,7 @@ package session
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -24,9 +24,9 @@ func (s *Session) onClient(ctx context.Context, m inbound) {
 	case typeQuestion:
 		s.onQuestion(ctx, m.ID, *m.Text)
 	case typeAudioStart:
-		s.audioOn = true
+		s.startAudio(ctx)
 	case typeAudioStop:
-		s.audioOn = false
+		s.stopAudio()
 	}
 }
 
@@ -42,19 +42,9 @@ func (s *Session) onQuestion(ctx context.Context, id, text string) {
 	}
 	if id == "" {
 		s.questions++
-		id = fmt.Sprintf("q%d", s.questions)
+		id = "q" + itoa(s.questions)
 	}
 	s.ask(ctx, id, text)
 }
 
-// onAudio validates one binary frame. Run only.
-func (s *Session) onAudio(data []byte) {
-	switch {
-	case !s.audioOn:
-		s.sendError(refuse(codeAudio, "binary frame before audio_start"))
-	case len(data) > maxAudioFrame:
-		s.sendError(refuse(codeAudio, "audio frame of %d bytes is over %d", len(data), maxAudioFrame))
-	case len(data)%2 != 0:
-		s.sendError(refuse(codeAudio, "audio frame has an odd byte count (%d); pcm_s16le needs 2 bytes a sample", len(data)))
-	}
-}
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -3,6 +3,8 @@ package session
 import (
 	"time"
 
+	"github.com/poise-dev/poise/asr"
+
 	"github.com/poise-dev/poise/tiers"
 	"github.com/rs/zerolog"
 )
@@ -55,6 +57,11 @@ type Config struct {
 	// Health tells which level a session may use and when that changes;
 	// nil means a static L4 (coach only).
 	Health Health
+	// ASR is the shared recognizer pool; nil means audio is validated and
+	// dropped (no captions).
+	ASR *asr.Pool
+	// ASRConfig tunes each session's audio pipeline.
+	ASRConfig asr.Config
 	// Store records levels and transitions for operators. Default a new
 	// MemoryStore.
 	Store Store

@@ -12,10 +12,19 @@ type limiter struct {
 
 	mu    sync.Mutex
 	asked map[string][]time.Time // subject → question times within the last minute
+	heard map[string]*audioUse   // subject → audio this hour
 }
 
+// audioUse counts audio bytes in a fixed one-hour window.
+type audioUse struct {
+	since time.Time
+	bytes int64
+}
+
+const audioBytesPerSecond = audioSampleRate * 2 // pcm_s16le mono
+
 func newLimiter(l Limits, now func() time.Time) *limiter {
-	return &limiter{limits: l, now: now, asked: make(map[string][]time.Time)}
+	return &limiter{limits: l, now: now, asked: make(map[string][]time.Time), heard: make(map[string]*audioUse)}
 }
 
 // openSession reports whether subject may open one more session, given the
@@ -62,4 +71,26 @@ func (l *limiter) forget(subject string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.asked, subject)
+	delete(l.heard, subject)
+}
+
+// audio reports whether subject may send n more bytes of audio this hour,
+// and counts them if so.
+func (l *limiter) audio(subject string, n int) bool {
+	if l.limits.AudioSecondsPerHour <= 0 {
+		return true
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.heard[subject]
+	if u == nil || now.Sub(u.since) >= time.Hour {
+		u = &audioUse{since: now}
+		l.heard[subject] = u
+	}
+	if u.bytes+int64(n) > int64(l.limits.AudioSecondsPerHour)*audioBytesPerSecond {
+		return false
+	}
+	u.bytes += int64(n)
+	return true
 }

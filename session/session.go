@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/rs/zerolog"
 )
@@ -32,9 +33,12 @@ type Session struct {
 	conn          *conn
 	heartbeatLost bool
 	audioOn       bool
+	audioLimited  bool // the audio limit error was sent
+	pipeline      *asr.Pipeline
+	transcript    []line
 	q             *question
 	questions     int
-	answers       sync.WaitGroup // answer goroutines; run waits for them before it returns
+	workers       sync.WaitGroup // answer goroutines and pipeline stops; run waits for them before it returns
 }
 
 // Inbox messages.
@@ -99,7 +103,8 @@ func (s *Session) run(ctx context.Context) {
 		}
 		unsubscribe()
 		cancel()
-		s.answers.Wait()
+		s.stopAudio()
+		s.workers.Wait()
 		s.end()
 	}()
 	s.started()
@@ -181,6 +186,8 @@ func (s *Session) handle(ctx context.Context, msg any) (fromClient bool) {
 		s.onAnswerEvent(m)
 	case answerDone:
 		s.onAnswerDone(m)
+	case captionEvent:
+		s.onCaption(ctx, m)
 	}
 	return false
 }

@@ -14,11 +14,14 @@ func (a *app) opsAPI(mux *http.ServeMux) {
 	})))
 	mux.Handle("GET /ops/api/transitions", a.opsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-		if n <= 0 || n > 1000 {
+		if n <= 0 || n > 10000 {
 			n = 100
 		}
 		ts, err := a.store.Transitions(r.Context(), n)
 		writeJSON(w, ts, err)
+	})))
+	mux.Handle("GET /ops/api/backends", a.opsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, a.health.Backends(), nil)
 	})))
 }
 

@@ -9,13 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/poise-dev/poise/coach"
-	"github.com/poise-dev/poise/session"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 )
@@ -96,7 +92,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Warn().Msg("auth.secret is empty: only loopback clients can open sessions")
 	}
 
-	app, err := build(ctx, cfg, f, log)
+	app, err := build(cfg, f, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -121,36 +117,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return err
 }
 
-// app is the wired server.
-type app struct {
-	cfg   config
-	log   zerolog.Logger
-	reg   *prometheus.Registry
-	store *session.MemoryStore
-	hub   *session.Hub
-	stop  []func() // run by close, last first
-}
-
-func build(ctx context.Context, cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a := &app{cfg: cfg, log: log, reg: reg, store: session.NewMemoryStore()}
-	node, _ := os.Hostname()
-	sc := cfg.sessionConfig()
-	sc.Node = node
-	sc.Store = a.store
-	sc.Metrics = session.NewMetrics(reg)
-	sc.Log = log
-	a.hub = session.NewHub(sc)
-	return a, nil
-}
-
-func (a *app) close() {
-	for i := len(a.stop) - 1; i >= 0; i-- {
-		a.stop[i]()
-	}
-}
-
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", a.hub)
@@ -170,6 +136,7 @@ func (a *app) routes() http.Handler {
 		w.Write(coach.ScriptsJSON())
 	})
 	a.opsAPI(mux)
+	a.demoAPI(mux)
 	mux.Handle("GET /metrics", a.opsOnly(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})))
 	return mux
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/poise-dev/poise/asr"
+	"github.com/poise-dev/poise/session"
+	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+)
+
+// app is the wired server. build creates it; close stops what build
+// started, last first, and waits for it.
+type app struct {
+	cfg    config
+	log    zerolog.Logger
+	reg    *prometheus.Registry
+	store  *session.MemoryStore
+	health *tiers.Health
+	hub    *session.Hub
+	demo   *demo // nil unless -demo
+
+	cancel context.CancelFunc // stops background loops (health probes)
+	wg     sync.WaitGroup     // background loops
+	stop   []func()           // run by close, last first
+}
+
+func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &app{cfg: cfg, log: log, reg: reg, store: session.NewMemoryStore(), cancel: cancel}
+	node, _ := os.Hostname()
+
+	if f.demo {
+		d, err := startDemo(log)
+		if err != nil {
+			return nil, err
+		}
+		a.demo = d
+		a.stop = append(a.stop, d.close)
+		a.cfg = d.configure(a.cfg)
+		cfg = a.cfg
+	}
+
+	tpl, probe, err := loadTemplates(cfg, reg)
+	if err != nil {
+		return nil, err
+	}
+	var templates tiers.Templates = tpl
+	if a.demo != nil {
+		templates, probe = a.demo.wrapTemplates(tpl, probe)
+	}
+	tm := tiers.NewMetrics(reg)
+	a.health = tiers.NewHealth(cfg.Engine, []tiers.Probe{probe}, log, tm, tiers.WithNode(node))
+	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tm)
+	a.wg.Go(func() { a.health.Run(ctx) })
+
+	pool := asr.NewPool(cfg.ASR, log, asr.NewMetrics(reg))
+	a.stop = append(a.stop, pool.Close)
+
+	sc := cfg.sessionConfig()
+	sc.ASR = pool
+	sc.ASRConfig = cfg.ASR
+	sc.Node = node
+	sc.Store = a.store
+	sc.Metrics = session.NewMetrics(reg)
+	sc.Log = log
+	sc.Answerer = engine
+	sc.Health = a.health
+	a.hub = session.NewHub(sc)
+	log.Info().Str("level", a.health.Supported().String()).Int("templates", tpl.questions).
+		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").
+		Bool("demo", f.demo).Msg("ready")
+	return a, nil
+}
+
+// close stops the background loops and what build started.
+func (a *app) close() {
+	a.cancel()
+	a.wg.Wait()
+	for i := len(a.stop) - 1; i >= 0; i-- {
+		a.stop[i]()
+	}
+}
+
+// recallTemplates adapts the template store to the engine's L3 seam.
+type recallTemplates struct {
+	store     *recall.Store
+	questions int // in the bank
+}
+
+func (r recallTemplates) Match(ctx context.Context, text, lang, seniority string) (tiers.TemplateMatch, error) {
+	m, err := r.store.Match(ctx, text, lang, seniority)
+	if err != nil {
+		return tiers.TemplateMatch{}, err
+	}
+	return tiers.TemplateMatch{Hit: m.Hit, Similarity: m.Similarity, ID: m.TemplateID,
+		Question: m.Question, Answer: m.Answer, Note: recall.Note(lang)}, nil
+}
+
+// loadTemplates loads the embedded bank into the store, with its probe.
+func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, tiers.Probe, error) {
+	bank, err := recall.Load()
+	if err != nil {
+		return recallTemplates{}, tiers.Probe{}, fmt.Errorf("templates: %w", err)
+	}
+	store, err := recall.NewStore(bank, cfg.L3, recall.NewMetrics(reg))
+	if err != nil {
+		return recallTemplates{}, tiers.Probe{}, fmt.Errorf("templates: %w", err)
+	}
+	return recallTemplates{store, bank.Len()}, tiers.Probe{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: store.Probe}, nil
+}

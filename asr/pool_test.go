@@ -3,6 +3,7 @@ package asr
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -349,5 +350,31 @@ func TestMetricsNilSafe(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(names, " "), "poise_caption_latency_seconds") {
 		t.Fatalf("gathered %v, want poise_caption_latency_seconds", names)
+	}
+}
+
+// TestPoolOverTCP runs the chain over real loopback sockets, outside
+// synctest, the way the server does.
+func TestPoolOverTCP(t *testing.T) {
+	whisperSim := vendorsim.New(vendorsim.Options{Transcripts: []string{"over tcp"}})
+	defer whisperSim.Close()
+	whisperSrv := httptest.NewServer(whisperSim)
+	defer whisperSrv.Close()
+	cloudSim := vendorsim.New(vendorsim.Options{Transcripts: []string{"cloud over tcp"}})
+	defer cloudSim.Close()
+	cloudSrv := httptest.NewServer(cloudSim)
+	defer cloudSrv.Close()
+
+	cfg := Config{WhisperURLs: []string{whisperSrv.URL}, Cloud: CloudConfig{BaseURL: cloudSrv.URL + "/v1"}}
+	pool := NewPool(cfg, zerolog.Nop(), nil)
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if text, source, err := pool.Recognize(ctx, second(1), "en", false); err != nil || text != "over tcp" || source != SourceWhisper {
+		t.Fatalf("whisper: %q %q %v", text, source, err)
+	}
+	whisperSim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{ResetBeforeHeaders: true})
+	if text, source, err := pool.Recognize(ctx, second(1), "en", false); err != nil || text != "cloud over tcp" || source != SourceCloud {
+		t.Fatalf("after a reset: %q %q %v, want the cloud", text, source, err)
 	}
 }

@@ -23,9 +23,6 @@ type Caption struct {
 	Final   bool          // the last caption of the utterance
 	Source  string        // SourceWhisper or SourceCloud
 	Latency time.Duration // finals: end of speech → caption; partials: 0
-	// Question is set on finals that look like a question (IsQuestion in
-	// the session's language): the session answers those.
-	Question bool
 }
 
 // Pipeline is one session's audio path: Feed → VAD → utterances → the

@@ -194,6 +194,5 @@ func (r *runner) showFinal(f *pendingFinal) {
 	}
 	latency := time.Since(f.endOfSpeech)
 	r.p.metrics.observeCaptionLatency(latency)
-	r.p.emit(Caption{UttID: u.id, Text: res.text, Final: true, Source: res.source, Latency: latency,
-		Question: IsQuestion(res.text, r.p.lang)})
+	r.p.emit(Caption{UttID: u.id, Text: res.text, Final: true, Source: res.source, Latency: latency})
 }

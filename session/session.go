@@ -273,6 +273,7 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 	if !changed {
 		return false
 	}
+	at := s.cfg.Now()
 	to := s.m.level()
 	reason := event
 	if len(event) > len(evRestore) && event[:len(evRestore)] == evRestore {
@@ -283,7 +284,7 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 	s.cfg.Metrics.levelLeave(from.String())
 	s.cfg.Metrics.levelEnter(to.String())
 	s.cfg.Metrics.transition(from.String(), to.String(), reason)
-	t := Transition{Session: s.id, From: from.String(), To: to.String(), Reason: reason, Node: s.cfg.Node, At: s.cfg.Now()}
+	t := Transition{Session: s.id, From: from.String(), To: to.String(), Reason: reason, Node: s.cfg.Node, At: at}
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.AddTransition(ctx, t) })
 	s.record()
 	s.log.Info().Str("from", from.String()).Str("to", to.String()).Str("reason", reason).Msg("level changed")

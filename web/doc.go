@@ -1,0 +1,9 @@
+// Package web is Poise's browser UI, embedded with go:embed and served by
+// Handler: the copilot page at /, the ops page at /ops and their static
+// assets (plain HTML, CSS and ES modules, no build step) under /static/.
+//
+// The pages speak the contract of docs (CONTRACT.md): the copilot page opens
+// the WebSocket protocol v1 on /ws and fetches /coach/scripts.json to coach
+// on its own when the server is unreachable; the ops page polls
+// /ops/api/*. Package web imports nothing else of Poise's.
+package web

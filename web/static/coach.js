@@ -1,0 +1,243 @@
+// coach.js is the browser's copy of the L4 coach (package coach on the
+// server): the same scripts.json, the same rules, the same cards. The page
+// runs it when the server has been unreachable for a while, so a typed
+// question still gets a think countdown, a STAR / CARL frame and tips.
+// Keep it in step with coach/detect.go and coach/coach.go; the browser
+// tests compare the two card by card.
+
+const SCRIPTS_URL = '/coach/scripts.json';
+const CACHE_KEY = 'poise.coach.scripts.v1';
+
+// loadScript fetches the scripts from the server and caches them in
+// localStorage; when the fetch fails it falls back to the cached copy. It
+// resolves to a Script, or null when neither is usable. It never rejects.
+export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
+  try {
+    const resp = await fetchFn(SCRIPTS_URL, { cache: 'no-cache' });
+    if (resp.ok) {
+      const text = await resp.text();
+      const script = new Script(JSON.parse(text));
+      storage?.setItem(CACHE_KEY, text);
+      return script;
+    }
+  } catch {
+    // offline or a bad file: the cached copy below
+  }
+  try {
+    const cached = storage?.getItem(CACHE_KEY);
+    return cached ? new Script(JSON.parse(cached)) : null;
+  } catch {
+    return null;
+  }
+}
+
+function safeStorage() {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+// Script is a parsed scripts.json (schema on coach.Script in Go). The
+// constructor throws on a file it cannot use.
+export class Script {
+  constructor(f) {
+    if (!f || f.version !== 1) throw new Error('coach: scripts version must be 1');
+    const d = f.detect || {};
+    for (const k of ['question_marks', 'sentence_breaks', 'clause_breaks']) {
+      if (typeof d[k] !== 'string' || d[k] === '') throw new Error(`coach: detect.${k} is missing`);
+    }
+    if (!(f.countdown_s > 0)) throw new Error('coach: countdown_s must be > 0');
+    this.countdownS = f.countdown_s;
+    this.defaultKey = f.default_framework;
+    this.questionMarks = [...d.question_marks];
+    this.sentenceBreaks = [...d.sentence_breaks];
+    this.clauseBreaks = [...d.clause_breaks];
+    const en = d.en || {};
+    this.en = {
+      fillers: phrases(en.fillers),
+      starts: phrases(en.starts),
+      notStarts: phrases(en.not_starts),
+      contains: phrases(en.contains),
+      wh: new Set(list(en.wh)),
+      aux: new Set(list(en.aux)),
+      subjects: new Set(list(en.subjects)),
+    };
+    const zh = d.zh || {};
+    this.zh = { ignore: list(zh.ignore), markers: list(zh.markers), finalParticles: list(zh.final_particles) };
+    this.classify = list(f.classify).map((r) => ({ framework: r.framework, en: phrases(r.en), zh: list(r.zh) }));
+    this.text = f.text || {};
+    for (const lang of ['en', 'zh']) {
+      const tx = this.text[lang];
+      if (!tx || !tx.frameworks || !tx.frameworks.statement || !tx.frameworks[this.defaultKey]) {
+        throw new Error(`coach: text.${lang} is incomplete`);
+      }
+    }
+  }
+
+  // isQuestion reports whether text asks the candidate something.
+  isQuestion(text) {
+    const t = normalize(text);
+    if ([...t].some((r) => this.questionMarks.includes(r))) return true;
+    for (const sentence of split(t, this.sentenceBreaks)) {
+      if (this.zhQuestion(sentence)) return true;
+      for (const clause of split(sentence, this.clauseBreaks)) {
+        if (this.enQuestion(words(clause))) return true;
+      }
+    }
+    return false;
+  }
+
+  // card returns the coach card for text in lang, shaped like the server's
+  // `coach` message body: {kind, countdown_s, framework {name, steps}, tips}.
+  card(text, lang) {
+    const tx = this.text[String(lang || '').toLowerCase().startsWith('zh') ? 'zh' : 'en'];
+    if (!this.isQuestion(text)) {
+      return {
+        kind: 'statement',
+        countdown_s: 0,
+        framework: cloneFramework(tx.frameworks.statement),
+        tips: [...list(tx.statement_tips)],
+      };
+    }
+    return {
+      kind: 'question',
+      countdown_s: this.countdownS,
+      framework: cloneFramework(tx.frameworks[this.frameworkFor(text)]),
+      tips: [...list(tx.question_tips)],
+    };
+  }
+
+  frameworkFor(text) {
+    const t = normalize(text);
+    const w = words(t);
+    for (const c of this.classify) {
+      if (containsAnyPhrase(w, c.en) || c.zh.some((s) => t.includes(s))) return c.framework;
+    }
+    return this.defaultKey;
+  }
+
+  zhQuestion(sentence) {
+    for (const ig of this.zh.ignore) sentence = sentence.split(ig).join(' ');
+    if (this.zh.markers.some((m) => sentence.includes(m))) return true;
+    const end = trimRightNonAlnum(sentence);
+    return this.zh.finalParticles.some((p) => end.endsWith(p));
+  }
+
+  enQuestion(w) {
+    const m = this.en;
+    w = this.stripFillers(w);
+    if (w.length === 0) return false;
+    if (!hasAnyPrefix(w, m.notStarts) && (m.wh.has(w[0]) || hasAnyPrefix(w, m.starts))) return true;
+    if (this.inverted(w)) return true;
+    for (let i = 0; i < w.length; i++) {
+      if (m.wh.has(w[i]) && this.inverted(w.slice(i + 1))) return true;
+    }
+    return containsAnyPhrase(w, m.contains);
+  }
+
+  inverted(w) {
+    return w.length >= 2 && this.en.aux.has(w[0]) && this.en.subjects.has(w[1]);
+  }
+
+  stripFillers(w) {
+    for (;;) {
+      let n = 0;
+      for (const f of this.en.fillers) {
+        if (f.length > n && hasPrefix(w, f)) n = f.length;
+      }
+      if (n === 0) return w;
+      w = w.slice(n);
+    }
+  }
+}
+
+function list(v) {
+  return Array.isArray(v) ? v : [];
+}
+
+function cloneFramework(f) {
+  return { name: f.name, steps: [...list(f.steps)] };
+}
+
+// normalize lower-cases text and folds typographic apostrophes to '.
+function normalize(text) {
+  return String(text ?? '').toLowerCase().replace(/[’‘]/g, "'");
+}
+
+// split cuts s at every code point in breaks, dropping empty pieces.
+function split(s, breaks) {
+  const out = [];
+  let cur = '';
+  for (const r of s) {
+    if (breaks.includes(r)) {
+      if (cur) out.push(cur);
+      cur = '';
+    } else {
+      cur += r;
+    }
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+// words returns the English words of a lower-case string: runs of a-z, 0-9
+// and ', with ' trimmed from both ends.
+export function words(s) {
+  const out = [];
+  for (const f of s.split(/[^a-z0-9']+/)) {
+    const w = f.replace(/^'+|'+$/g, '');
+    if (w) out.push(w);
+  }
+  return out;
+}
+
+const alnum = /[\p{L}\p{N}]/u;
+
+function trimRightNonAlnum(s) {
+  const cps = [...s];
+  let n = cps.length;
+  while (n > 0 && !alnum.test(cps[n - 1])) n--;
+  return cps.slice(0, n).join('');
+}
+
+function phrases(l) {
+  return list(l).map(words);
+}
+
+function hasPrefix(w, p) {
+  if (p.length === 0 || w.length < p.length) return false;
+  for (let i = 0; i < p.length; i++) if (w[i] !== p[i]) return false;
+  return true;
+}
+
+function hasAnyPrefix(w, ps) {
+  return ps.some((p) => hasPrefix(w, p));
+}
+
+function containsAnyPhrase(w, ps) {
+  for (let i = 0; i < w.length; i++) {
+    if (hasAnyPrefix(w.slice(i), ps)) return true;
+  }
+  return false;
+}
+
+// fallbackCard is shown when no scripts could be loaded at all (the page
+// never reached the server and has no cached copy): still never blank.
+export function fallbackCard(lang) {
+  if (String(lang).startsWith('zh')) {
+    return {
+      kind: 'question',
+      countdown_s: 8,
+      framework: { name: 'STAR', steps: ['情境：一句话交代背景', '任务：你的目标或职责', '行动：你本人做了什么', '结果：结果如何，尽量带数字'] },
+      tips: ['重复问题的最后几个字，给自己争取思考时间', '先用一句话给出结论，再展开细节'],
+    };
+  }
+  return {
+    kind: 'question',
+    countdown_s: 8,
+    framework: { name: 'STAR', steps: ['Situation: set the scene in one sentence', 'Task: your goal', 'Action: what you did yourself', 'Result: the outcome, with a number if you have one'] },
+    tips: ['Repeat the last words of the question to buy time', 'Open with a one-sentence headline, then the details'],
+  };
+}

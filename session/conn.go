@@ -93,23 +93,23 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 // writeLoop writes the backlog, each message within writeTimeout, until
 // close is called, a write fails or ctx is done. On return the socket is
 // closed, which ends the handler's reads too.
-func (c *conn) writeLoop(ctx context.Context) error {
+func (c *conn) writeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-c.wake:
 			if err := c.write(ctx, c.take()); err != nil {
 				c.ws.CloseNow()
-				return nil
+				return
 			}
 		case <-c.done:
 			if c.code != websocket.StatusPolicyViolation {
 				c.write(ctx, c.take()) // a too-slow client is not waited for
 			}
 			c.ws.Close(c.code, c.reason)
-			return nil
+			return
 		case <-ctx.Done():
 			c.ws.Close(websocket.StatusGoingAway, "server shutting down")
-			return nil
+			return
 		}
 	}
 }

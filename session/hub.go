@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
-	"golang.org/x/sync/errgroup"
 )
 
 // Hub accepts WebSocket connections on /ws and creates, resumes and ends
@@ -100,13 +99,13 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.untrack(c)
-	g, ctx := errgroup.WithContext(h.ctx)
-	g.Go(func() error { return c.writeLoop(ctx) })
-	g.Go(func() error {
-		defer c.close(websocket.StatusNormalClosure, "")
-		return h.serveConn(ctx, c)
-	})
-	g.Wait()
+	// The handler goroutine reads; the writer runs beside it. Each ends
+	// the other: the reader by close, the writer by closing the socket.
+	var writer sync.WaitGroup
+	writer.Go(func() { c.writeLoop(h.ctx) })
+	h.serveConn(h.ctx, c)
+	c.close(websocket.StatusNormalClosure, "")
+	writer.Wait()
 }
 
 func (h *Hub) track(c *conn) bool {
@@ -129,18 +128,18 @@ func (h *Hub) untrack(c *conn) {
 
 // serveConn runs the handshake, then forwards the client's messages to its
 // session until the connection ends.
-func (h *Hub) serveConn(ctx context.Context, c *conn) error {
-	s, err := h.handshake(ctx, c)
+func (h *Hub) serveConn(ctx context.Context, c *conn) {
+	s := h.handshake(ctx, c)
 	if s == nil {
-		return err
+		return
 	}
 	defer s.post(ctx, detached{c: c})
-	return h.readLoop(ctx, c, s)
+	h.readLoop(ctx, c, s)
 }
 
 // handshake reads messages until a valid hello starts or resumes a session,
 // answering each bad one with an error, within handshakeTimeout.
-func (h *Hub) handshake(ctx context.Context, c *conn) (*Session, error) {
+func (h *Hub) handshake(ctx context.Context, c *conn) *Session {
 	// Reads never use the hub's context: a context cancelled during Read
 	// closes the socket at once, and a shutdown must first send 1001. The
 	// writer closing the socket is what ends a read.
@@ -149,7 +148,7 @@ func (h *Hub) handshake(ctx context.Context, c *conn) (*Session, error) {
 	for {
 		typ, data, err := c.ws.Read(hctx)
 		if err != nil {
-			return nil, nil // the client left or never said hello
+			return nil // the client left or never said hello
 		}
 		if typ != websocket.MessageText {
 			c.sendError(refuse(codeNotHello, "the first message must be a hello text message"))
@@ -162,7 +161,7 @@ func (h *Hub) handshake(ctx context.Context, c *conn) (*Session, error) {
 		if perr == nil {
 			var s *Session
 			if s, perr = h.open(ctx, c, m); perr == nil {
-				return s, nil
+				return s
 			}
 		}
 		c.sendError(perr)
@@ -262,11 +261,11 @@ func (h *Hub) authenticate(token string) (string, *protocolError) {
 
 // readLoop forwards the client's messages to its session until the
 // connection ends. Decoding happens here, off the session goroutine.
-func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) error {
+func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) {
 	for {
 		typ, data, err := c.ws.Read(context.WithoutCancel(ctx))
 		if err != nil {
-			return nil // closed by the client, by our writer, or too large (1009)
+			return // closed by the client, by our writer, or too large (1009)
 		}
 		var msg any
 		switch {
@@ -282,7 +281,7 @@ func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) error {
 			}
 		}
 		if !s.post(ctx, msg) {
-			return nil
+			return
 		}
 	}
 }

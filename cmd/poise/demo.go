@@ -15,12 +15,14 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Models that the in-process simulator plays under -demo.
+// Backends that the in-process simulators play under -demo. Each is its
+// own vendorsim on its own port, as real vendors are separate hosts, so a
+// fault (and a failing probe) hits one backend only.
 const (
-	demoPrimary = "sim-primary"
-	demoBackup  = "sim-backup"
-	demoLocal   = "sim-local"
-	demoWhisper = "whisper" // vendorsim's model name for /inference
+	demoVendorA = "vendor-a"
+	demoVendorB = "vendor-b"
+	demoLocal   = "local"
+	demoWhisper = "whisper"
 )
 
 // Demo faults the ops page can switch.
@@ -35,57 +37,83 @@ const (
 // whisper server, so that `poise -demo` shows real streaming and real
 // level transitions. Its replies are simulated and marked so.
 type demo struct {
-	sim  *vendorsim.Sim
-	srv  *http.Server
-	url  string
-	done chan struct{} // closed when srv.Serve returned
+	sims map[string]*simServer
 
 	mu     sync.Mutex
 	faults map[string]bool // guarded by mu
 	tplOff bool            // guarded by mu: the templates are "down"
 }
 
+// simServer is one simulator with its HTTP server.
+type simServer struct {
+	sim  *vendorsim.Sim
+	srv  *http.Server
+	url  string
+	done chan struct{} // closed when srv.Serve returned
+}
+
 func startDemo(log zerolog.Logger) (*demo, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	sim := vendorsim.New(vendorsim.Options{TokenDelay: 30 * time.Millisecond, FirstTokenDelay: 300 * time.Millisecond,
-		InferenceDelay: 200 * time.Millisecond, Log: log})
-	d := &demo{sim: sim, url: "http://" + ln.Addr().String(), done: make(chan struct{}),
+	d := &demo{sims: map[string]*simServer{},
 		faults: map[string]bool{faultL1Down: false, faultL2Slow: false, faultTemplatesDown: false, faultWhisperDown: false}}
-	d.srv = &http.Server{Handler: sim, ReadHeaderTimeout: readHeaderTimeout}
-	go func() {
-		defer close(d.done)
-		d.srv.Serve(ln)
-	}()
-	log.Info().Str("vendorsim", d.url).Msg("demo: simulated vendors running in-process (simulated output, not a model's)")
+	opts := map[string]vendorsim.Options{
+		demoVendorA: {TokenDelay: 30 * time.Millisecond, FirstTokenDelay: 300 * time.Millisecond},
+		demoVendorB: {TokenDelay: 30 * time.Millisecond, FirstTokenDelay: 350 * time.Millisecond},
+		demoLocal:   {TokenDelay: 40 * time.Millisecond, FirstTokenDelay: 200 * time.Millisecond},
+		demoWhisper: {InferenceDelay: 200 * time.Millisecond},
+	}
+	for name, o := range opts {
+		o.Log = log
+		s, err := startSim(o)
+		if err != nil {
+			d.close()
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		d.sims[name] = s
+	}
+	log.Info().Str("vendor-a", d.sims[demoVendorA].url).Str("vendor-b", d.sims[demoVendorB].url).
+		Str("local", d.sims[demoLocal].url).Str("whisper", d.sims[demoWhisper].url).
+		Msg("demo: simulated backends running in-process (their output is simulated, not a model's)")
 	return d, nil
 }
 
-func (d *demo) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if d.srv.Shutdown(ctx) != nil {
-		d.srv.Close()
+func startSim(o vendorsim.Options) (*simServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
-	d.sim.Close()
-	<-d.done
+	s := &simServer{sim: vendorsim.New(o), url: "http://" + ln.Addr().String(), done: make(chan struct{})}
+	s.srv = &http.Server{Handler: s.sim, ReadHeaderTimeout: readHeaderTimeout}
+	go func() {
+		defer close(s.done)
+		s.srv.Serve(ln)
+	}()
+	return s, nil
 }
 
-// configure points L1, L2 and ASR at the simulator, and shortens the
+func (d *demo) close() {
+	for _, s := range d.sims {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if s.srv.Shutdown(ctx) != nil {
+			s.srv.Close()
+		}
+		cancel()
+		s.sim.Close()
+		<-s.done
+	}
+}
+
+// configure points L1, L2 and ASR at the simulators, and shortens the
 // health interval so that transitions show within seconds.
 func (d *demo) configure(c config) config {
-	base := d.url + "/v1"
-	c.Engine.L1.Vendors = []tiers.Endpoint{
-		{Name: "vendor-a", BaseURL: base, APIKey: "demo", Model: demoPrimary, Prefill: true},
-		{Name: "vendor-b", BaseURL: base, APIKey: "demo", Model: demoBackup, Prefill: true},
+	vendor := func(name, model string) tiers.Endpoint {
+		return tiers.Endpoint{Name: name, BaseURL: d.sims[name].url + "/v1", APIKey: "demo", Model: model, Prefill: true}
 	}
-	c.Engine.L2 = tiers.L2Config{Name: "local", BaseURL: base, Model: demoLocal, Prefill: true}
+	c.Engine.L1.Vendors = []tiers.Endpoint{vendor(demoVendorA, "gpt-4o-mini"), vendor(demoVendorB, "gpt-4o")}
+	c.Engine.L2 = tiers.L2Config{Name: demoLocal, BaseURL: d.sims[demoLocal].url + "/v1", Model: "qwen2.5-7b-instruct", Prefill: true}
 	if c.Engine.Health.IntervalMS == 0 {
 		c.Engine.Health.IntervalMS = 2000
 	}
-	c.ASR.WhisperURLs = []string{d.url}
+	c.ASR.WhisperURLs = []string{d.sims[demoWhisper].url}
 	return c
 }
 
@@ -134,18 +162,18 @@ func (d *demo) set(fault string, on bool) error {
 		if on {
 			f = vendorsim.Fault{Status: 503, HealthDown: true}
 		}
-		d.sim.SetFault(demoPrimary, f)
-		d.sim.SetFault(demoBackup, f)
+		d.sims[demoVendorA].sim.SetFault(vendorsim.AnyModel, f)
+		d.sims[demoVendorB].sim.SetFault(vendorsim.AnyModel, f)
 	case faultL2Slow:
 		if on {
 			f = vendorsim.Fault{FirstTokenDelayMS: 5000, HealthDown: true}
 		}
-		d.sim.SetFault(demoLocal, f)
+		d.sims[demoLocal].sim.SetFault(vendorsim.AnyModel, f)
 	case faultWhisperDown:
 		if on {
-			f = vendorsim.Fault{Status: 500}
+			f = vendorsim.Fault{Status: 500, HealthDown: true}
 		}
-		d.sim.SetFault(demoWhisper, f)
+		d.sims[demoWhisper].sim.SetFault(vendorsim.AnyModel, f)
 	case faultTemplatesDown:
 		d.tplOff = on
 	}

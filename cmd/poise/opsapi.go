@@ -6,6 +6,9 @@ import (
 	"strconv"
 )
 
+// maxTransitionsAPI bounds one transitions request.
+const maxTransitionsAPI = 10000
+
 // opsAPI serves the ops view as JSON under /ops/api (ops-guarded).
 func (a *app) opsAPI(mux *http.ServeMux) {
 	mux.Handle("GET /ops/api/sessions", a.opsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -14,8 +17,11 @@ func (a *app) opsAPI(mux *http.ServeMux) {
 	})))
 	mux.Handle("GET /ops/api/transitions", a.opsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-		if n <= 0 || n > 10000 {
+		switch {
+		case n <= 0:
 			n = 100
+		case n > maxTransitionsAPI:
+			n = maxTransitionsAPI
 		}
 		ts, err := a.store.Transitions(r.Context(), n)
 		writeJSON(w, ts, err)

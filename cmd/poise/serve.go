@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/coach"
+	"github.com/poise-dev/poise/web"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 )
@@ -137,6 +138,7 @@ func (a *app) routes() http.Handler {
 	})
 	a.opsAPI(mux)
 	a.demoAPI(mux)
+	mux.Handle("/", web.Handler())
 	mux.Handle("GET /metrics", a.opsOnly(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})))
 	return mux
 }

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// The browser end-to-end tests drive Debian's Chromium, headless, against
+// the real poise binary. Everything here is for those tests.
+
+const (
+	chromiumPath   = "/usr/bin/chromium"
+	browserWait    = 15 * time.Second // any one condition in the page
+	serverStopWait = 10 * time.Second // graceful stop after SIGTERM
+	viewportW      = 1280             // px, screenshots
+	viewportH      = 860
+)
+
+// browserEnv is what every browser subtest shares: the built binary, one
+// Chromium, and where screenshots go.
+type browserEnv struct {
+	bin     string          // the poise binary, built once
+	browser context.Context // a chromedp context whose browser is running
+	shots   string          // directory for PNG screenshots
+}
+
+// newBrowserEnv builds poise and starts Chromium; both end with the test.
+// Under CI=true a missing Chromium fails the test; elsewhere it skips.
+func newBrowserEnv(t *testing.T, wav string) *browserEnv {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing (scripts/test installs Debian's chromium): %v", chromiumPath, err)
+		}
+		t.Skipf("%s is missing; install it with: apt-get install -y chromium", chromiumPath)
+	}
+	env := &browserEnv{bin: buildPoise(t), shots: os.Getenv("POISE_ARTIFACTS")}
+	if env.shots == "" {
+		env.shots = t.TempDir()
+	}
+	if err := os.MkdirAll(env.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+	}
+	if wav != "" {
+		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav))
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc() // waits for Chromium to exit
+	})
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	env.browser = browser
+	return env
+}
+
+// buildPoise builds cmd/poise into a temporary directory, with -race when
+// the test itself runs with it so the build reuses the test's compiled
+// packages.
+func buildPoise(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "poise")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgoSetting())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build poise: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func cgoSetting() string {
+	if raceEnabled {
+		return "1"
+	}
+	if v := os.Getenv("CGO_ENABLED"); v != "" {
+		return v
+	}
+	return "1"
+}
+
+// poiseServer is one running `poise serve` process.
+type poiseServer struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	addr string
+	done chan error // receives Wait's result once
+	logs *syncBuffer
+}
+
+// startPoise runs `poise serve -addr addr args...` and reads its address
+// from the first JSON log line. addr "" means 127.0.0.1:0. The process is
+// stopped when the test ends, if it still runs.
+func (e *browserEnv) startPoise(t *testing.T, addr string, args ...string) *poiseServer {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	cmd := exec.Command(e.bin, append([]string{"serve", "-addr", addr}, args...)...)
+	cmd.Env = withoutEnv(os.Environ(), "OPENAI_API_KEY")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &poiseServer{t: t, cmd: cmd, done: make(chan error, 1), logs: &syncBuffer{}}
+	cmd.Stderr = s.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start poise: %v", err)
+	}
+	lines := bufio.NewReader(stdout)
+	first, err := lines.ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("poise printed no log line: %v\n%s", err, s.logs)
+	}
+	var head struct{ Addr string }
+	if err := json.Unmarshal([]byte(first), &head); err != nil || head.Addr == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("first log line %q gives no addr: %v", first, err)
+	}
+	s.addr = head.Addr
+	s.logs.Write([]byte(first))
+	go func() {
+		io.Copy(s.logs, lines) // ends when the process closes stdout
+		s.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+func (s *poiseServer) url(path string) string { return "http://" + s.addr + path }
+
+// stop sends SIGTERM and waits for a graceful exit, then kills. Safe to
+// call twice.
+func (s *poiseServer) stop() {
+	if s.cmd.ProcessState != nil || s.done == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Errorf("poise exited with %v after SIGTERM\n%s", err, s.logs)
+		}
+	case <-time.After(serverStopWait):
+		s.cmd.Process.Kill()
+		<-s.done
+		s.t.Errorf("poise did not stop within %v of SIGTERM", serverStopWait)
+	}
+	s.done = nil
+}
+
+func withoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// tab is one page in its own browser context (its own storage), with the
+// console errors and uncaught exceptions it produced.
+type tab struct {
+	t   *testing.T
+	env *browserEnv
+	ctx context.Context
+
+	mu       sync.Mutex
+	problems []string // guarded by mu; filled by the listener
+}
+
+func (e *browserEnv) newTab(t *testing.T) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(e.browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	tb := &tab{t: t, env: e, ctx: ctx}
+	if err := chromedp.Listen(ctx, tb.onEvent); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	tb.do(chromedp.EmulateViewport(viewportW, viewportH))
+	return tb
+}
+
+// onEvent runs on chromedp's reader goroutine: it only records.
+func (tb *tab) onEvent(ev any) {
+	var p string
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			p = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
+		}
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		p = "exception: " + d.Text
+		if d.Exception != nil {
+			p += " " + d.Exception.Description
+		}
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError {
+			p = fmt.Sprintf("log %s: %s %s", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
+		}
+	}
+	if p != "" {
+		tb.mu.Lock()
+		tb.problems = append(tb.problems, p)
+		tb.mu.Unlock()
+	}
+}
+
+// consoleProblems returns what the page reported so far, keeping those
+// that do not contain any of allowed.
+func (tb *tab) consoleProblems(allowed ...string) []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	var out []string
+next:
+	for _, p := range tb.problems {
+		for _, a := range allowed {
+			if strings.Contains(p, a) {
+				continue next
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (tb *tab) requireClean(allowed ...string) {
+	tb.t.Helper()
+	if ps := tb.consoleProblems(allowed...); len(ps) > 0 {
+		tb.t.Errorf("the page reported %d problem(s):\n%s", len(ps), strings.Join(ps, "\n"))
+	}
+}
+
+func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, browserWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.t.Fatalf("browser: %v", err)
+	}
+}
+
+// js evaluates expr and decodes its value into T.
+func js[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, browserWait)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls expr in the page until it is truthy; what names the
+// condition in the failure, which shows the page's state.
+func (tb *tab) waitFor(what, expr string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, browserWait+time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(browserWait)))
+	if err != nil {
+		state, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](
+			`JSON.stringify({...document.body.dataset, status: document.getElementById('status')?.textContent})`))
+		tb.t.Fatalf("waiting for %s (%s): %v\npage state: %s", what, expr, err, state)
+	}
+}
+
+// shot saves a PNG of the viewport as name.png in the artifacts directory.
+func (tb *tab) shot(name string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, browserWait)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		tb.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(tb.env.shots, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot %s", path)
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

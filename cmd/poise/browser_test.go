@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowser drives the copilot and ops pages in headless Chromium against
+// the real poise binary. One Chromium serves every subtest; each subtest
+// opens its own tabs in fresh browser contexts.
+func TestBrowser(t *testing.T) {
+	env := newBrowserEnv(t, "")
+	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env) })
+	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, enCase) })
+	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, zhCase) })
+}
+
+func testPagesLoadClean(t *testing.T, env *browserEnv) {
+	s := env.startPoise(t, "")
+	tb := env.newTab(t)
+	tb.do(chromedp.Navigate(s.url("/")))
+	tb.waitFor("the profile form and the coach scripts", `document.body.dataset.view === 'profile' && document.body.dataset.scripts === 'loaded'`)
+	cached := js[bool](tb, `!!localStorage.getItem('poise.coach.scripts.v1')`)
+	if !cached {
+		t.Error("the coach scripts were not cached in localStorage")
+	}
+	tb.do(chromedp.Navigate(s.url("/ops")))
+	tb.waitFor("the ops page to poll", `Number(document.body.dataset.polls || 0) >= 2`)
+	tb.requireClean()
+}
+
+// typedCase is one language's typed-question script.
+type typedCase struct {
+	lang, seniority, bankQuestion, statement, chipText, chipHint, statementFramework string
+}
+
+var (
+	enCase = typedCase{lang: "en", seniority: "mid", bankQuestion: "Tell me about yourself",
+		statement: "We use Kafka for our event pipeline.", chipText: "📋 Template mode",
+		chipHint:           "Switched to offline templates; adapt them to your own experience",
+		statementFramework: "Acknowledge → Connect → Ask"}
+	zhCase = typedCase{lang: "zh", seniority: "senior", bankQuestion: "请做一下自我介绍",
+		statement: "我们团队主要做支付系统。", chipText: "📋 模板模式",
+		chipHint:           "已切换离线模板，建议根据自身经历调整后表述",
+		statementFramework: "回应 → 关联 → 追问"}
+)
+
+// testTypedQuestions: with no vendors configured the session is at L3; a
+// bank question streams the template answer, a statement gets the coach.
+func testTypedQuestions(t *testing.T, env *browserEnv, c typedCase) {
+	s := env.startPoise(t, "")
+	want := templateMatch(t, env, c.lang, c.seniority, c.bankQuestion)
+	tb := env.newTab(t)
+	tb.openCopilot(s, nil, profile{lang: c.lang, seniority: c.seniority, role: "Backend engineer", resume: "Five years of payments backends in Go."})
+	if lvl := js[string](tb, `document.body.dataset.level`); lvl != "L3" {
+		t.Fatalf("level %s at start, want L3 (no vendors configured)", lvl)
+	}
+	chip := tb.chip()
+	if !chip.Shown || chip.Text != c.chipText || chip.Hint != c.chipHint {
+		t.Errorf("chip %+v, want %q with hint %q", chip, c.chipText, c.chipHint)
+	}
+	if chip.HintVisible {
+		t.Error("the chip's hint shows without hover")
+	}
+	tb.hoverChip()
+	if !tb.chip().HintVisible {
+		t.Error("the chip's hint does not show on hover")
+	}
+	tb.unhover()
+
+	tb.ask(c.bankQuestion)
+	tb.waitFor("the template answer to end", `document.querySelector('#current .answer')?.dataset.reason === 'done'`)
+	got := tb.current()
+	if got.Question != c.bankQuestion || got.AnswerLevel != "L3" {
+		t.Errorf("turn %q at %s, want %q at L3", got.Question, got.AnswerLevel, c.bankQuestion)
+	}
+	if got.AnswerText != want.Answer {
+		t.Errorf("answer text differs from the template %s:\n got %q\nwant %q", want.TemplateID, got.AnswerText, want.Answer)
+	}
+	if !strings.Contains(got.Source, want.TemplateID) {
+		t.Errorf("source %q does not name template %s", got.Source, want.TemplateID)
+	}
+	if got.Note == "" {
+		t.Error("the L3 answer shows no note")
+	}
+	tb.shot("copilot-L3-" + c.lang)
+
+	tb.ask(c.statement)
+	tb.waitFor("the coach card", `document.querySelector('#current .coach') && document.querySelector('#current .question')?.textContent === `+jsString(c.statement))
+	got = tb.current()
+	if got.Coach == nil || got.Coach.Kind != "statement" || got.Coach.Framework != c.statementFramework || got.Coach.Local {
+		t.Errorf("statement card %+v, want the server's statement card %q", got.Coach, c.statementFramework)
+	}
+	if len(got.Coach.Steps) == 0 || len(got.Coach.Tips) == 0 {
+		t.Errorf("statement card has %d steps and %d tips", len(got.Coach.Steps), len(got.Coach.Tips))
+	}
+	if h := tb.historyQuestions(); countOf(h, c.bankQuestion) != 1 {
+		t.Errorf("earlier questions %q, want the bank question once", h)
+	}
+	if st := tb.seqState(); st.Gaps != "0" || st.Duplicates != "0" {
+		t.Errorf("stream bookkeeping %+v, want no gaps and no duplicates", st)
+	}
+	tb.requireClean()
+}
+
+// templateMatch is what `poise templates match` says for text: the answer
+// the page must show, byte for byte.
+type templateHit struct {
+	Hit        bool
+	TemplateID string `json:"template_id"`
+	Answer     string
+}
+
+func templateMatch(t *testing.T, env *browserEnv, lang, seniority, text string) templateHit {
+	t.Helper()
+	out, err := exec.Command(env.bin, "templates", "match", "-lang", lang, "-seniority", seniority, text).Output()
+	if err != nil {
+		t.Fatalf("poise templates match: %v", err)
+	}
+	var h templateHit
+	if err := json.Unmarshal(out, &h); err != nil || !h.Hit {
+		t.Fatalf("poise templates match %q: %s (%v); the test needs a bank question", text, out, err)
+	}
+	return h
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -22,6 +24,13 @@ type profile struct {
 func (tb *tab) openCopilot(s *poiseServer, q url.Values, p profile) {
 	tb.t.Helper()
 	tb.do(chromedp.Navigate(s.url("/?" + q.Encode())))
+	tb.fillProfileAndStart(p)
+}
+
+// fillProfileAndStart fills the profile form of a loaded copilot page and
+// starts the session; it returns when the page has its welcome.
+func (tb *tab) fillProfileAndStart(p profile) {
+	tb.t.Helper()
 	tb.waitFor("the profile form", `document.body.dataset.view === 'profile' && document.body.dataset.scripts === 'loaded'`)
 	tb.do(
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[name=lang][value=%s]`, p.lang))),
@@ -105,13 +114,14 @@ func (tb *tab) unhover() {
 
 // seqState is the page's stream bookkeeping (mirrored on <body>).
 type seqState struct {
-	Session, LastSeq, Gaps, Duplicates string
+	Session                    string
+	LastSeq, Gaps, Duplicates int
 }
 
 func (tb *tab) seqState() seqState {
 	tb.t.Helper()
-	return js[seqState](tb, `({Session: document.body.dataset.session || '', LastSeq: document.body.dataset.lastSeq || '',
-	  Gaps: document.body.dataset.gaps || '', Duplicates: document.body.dataset.duplicates || ''})`)
+	return js[seqState](tb, `(() => { const d = document.body.dataset;
+	  return {Session: d.session || '', LastSeq: Number(d.lastSeq), Gaps: Number(d.gaps), Duplicates: Number(d.duplicates)}; })()`)
 }
 
 // historyQuestions returns the questions of the earlier turns, newest first.
@@ -136,4 +146,14 @@ func countOf(list []string, s string) int {
 		}
 	}
 	return n
+}
+
+func navigateTo(u string) chromedp.Action[chromedp.Void] { return chromedp.Navigate(u) }
+
+// decodeJSON decodes an OK JSON response.
+func decodeJSON(resp *http.Response, v any) error {
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }

@@ -17,6 +17,9 @@ func TestBrowser(t *testing.T) {
 	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env) })
 	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, enCase) })
 	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, zhCase) })
+	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env) })
+	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env) })
+	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })
 }
 
 func testPagesLoadClean(t *testing.T, env *browserEnv) {
@@ -101,7 +104,7 @@ func testTypedQuestions(t *testing.T, env *browserEnv, c typedCase) {
 	if h := tb.historyQuestions(); countOf(h, c.bankQuestion) != 1 {
 		t.Errorf("earlier questions %q, want the bank question once", h)
 	}
-	if st := tb.seqState(); st.Gaps != "0" || st.Duplicates != "0" {
+	if st := tb.seqState(); st.Gaps != 0 || st.Duplicates != 0 {
 		t.Errorf("stream bookkeeping %+v, want no gaps and no duplicates", st)
 	}
 	tb.requireClean()

@@ -212,6 +212,11 @@ function setLevel(level, chip) {
   state.serverChip = chip || null;
   state.chipLang = state.sentLang;
   body.dataset.level = level;
+  // The last few levels, oldest first: lets anyone (and the tests) see a
+  // visit to a level that the stream passed through quickly.
+  const trail = (body.dataset.levelTrail || '').split(',').filter(Boolean);
+  if (trail[trail.length - 1] !== level) trail.push(level);
+  body.dataset.levelTrail = trail.slice(-12).join(',');
   renderChip();
 }
 

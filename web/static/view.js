@@ -99,6 +99,7 @@ export class View {
     const a = turn.answer;
     const card = h('section', 'answer');
     card.dataset.level = a.level || '';
+    card.dataset.reason = a.reason || '';
     const text = h('div', 'answer-text', a.text);
     card.append(text);
     if (a.reason === 'cut') card.append(h('p', 'aside', s.cut));

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/poise-dev/poise/coach"
+)
+
+// coachParityInputs are utterances on both sides of every detection and
+// classification rule of coach/scripts.json.
+var coachParityInputs = []string{
+	"Tell me about a time you failed", "So, uh, okay. Tell me about a time you failed",
+	"um so like how do you handle pressure", "Why did you leave your last job",
+	"How would you design a rate limiter", "What's your biggest weakness", "Walk me through your resume.",
+	"Can you explain how Raft works", "Okay great, and could you give me an example of that",
+	"Have you ever used Kafka in production", "Do you have any questions for us",
+	"Describe a conflict with a teammate.", "We use Kafka a lot. How do you feel about event sourcing",
+	"We use Kubernetes, what's your experience with it", "When you were at Google how did you handle on-call",
+	"What I want to know is why you left", "I'd love to hear about your biggest project.",
+	"Is there anything you'd like to ask", "And what about testing", "You built that alone?",
+	"I’d like to hear how you scaled it", "Design a URL shortener.", "Thank you. Walk us through the architecture",
+	"We use Kubernetes heavily here.", "That's what we do here.", "So what we do is mostly payments.",
+	"I'll tell you how we work.", "Let me tell you about the team.", "Thank you for coming in today.",
+	"Please have a seat.", "Which is why we moved to Go.", "We're glad you could join us.",
+	"The team is about ten people, and we ship weekly.", "Okay, great. Um.", "When I joined we had three engineers.",
+	"You know what, we should wrap up.", "We'd love to have you on the team.", "", "... ,,, 。。",
+	"What did you learn from your biggest mistake?", "Tell me about a project you are proud of",
+	"Describe a time you disagreed with your manager", "How do you grow as an engineer",
+	"你为什么离开上一家公司", "讲讲你最有挑战的项目", "能否介绍一下你自己", "你用过 Redis 吗", "那你呢。",
+	"嗯，好的。那个，说说你的优缺点", "你是怎么做容量规划的", "如何保证消息不丢", "你之前在哪个团队",
+	"请你描述一下当时的情况", "你们用 Go？", "有没有遇到过线上故障", "我们主要做支付。你熟悉分布式事务吗",
+	"那你们 use Kubernetes 吗", "Tell me about 你的项目", "我们团队主要做支付系统。", "我们什么都做。",
+	"这就是为什么我们选了 Go。", "我先介绍一下我们团队。", "哪怕流量翻倍，系统也很稳。", "我们每秒处理十万请求。",
+	"我们呢，主要做支付。", "我们不怎么加班。", "怎么说呢，我们的业务比较复杂。",
+	"讲一个你失败的经历", "你从这次失误里学到了什么", "说说你带领团队的一次经历", "你最大的缺点是什么",
+	"ＴＥＬＬ ME ABOUT YOURSELF", "Tell me about yourself\nand your last role", "what's… the hardest bug you fixed",
+}
+
+// testCoachParity checks that the browser's coach (web/static/coach.js, run
+// when the server is out of reach) gives exactly the server's cards.
+func testCoachParity(t *testing.T, env *browserEnv) {
+	s := env.startPoise(t, "")
+	tb := env.newTab(t)
+	tb.do(chromedp.Navigate(s.url("/")))
+	tb.waitFor("the coach scripts", `document.body.dataset.scripts === 'loaded'`)
+	inputs, _ := json.Marshal(coachParityInputs)
+	type pair struct{ EN, ZH coach.Card }
+	got := js[[]pair](tb, `(async () => {
+  const m = await import('/static/coach.js');
+  const s = await m.loadScript();
+  return `+string(inputs)+`.map((text) => ({EN: s.card(text, 'en'), ZH: s.card(text, 'zh')}));
+})()`)
+	if len(got) != len(coachParityInputs) {
+		t.Fatalf("the page made %d card pairs for %d inputs", len(got), len(coachParityInputs))
+	}
+	questions := 0
+	for i, text := range coachParityInputs {
+		for _, c := range []struct {
+			lang string
+			got  coach.Card
+		}{{"en", got[i].EN}, {"zh", got[i].ZH}} {
+			want := coach.CardFor(text, c.lang)
+			if !reflect.DeepEqual(c.got, want) {
+				t.Errorf("%q in %s: the browser's card\n %+v\nthe server's\n %+v", text, c.lang, c.got, want)
+			}
+		}
+		if got[i].EN.Kind == coach.Question {
+			questions++
+		}
+	}
+	if questions == 0 || questions == len(coachParityInputs) {
+		t.Errorf("%d of %d inputs are questions; the table must hold both kinds", questions, len(coachParityInputs))
+	}
+	tb.requireClean()
+}

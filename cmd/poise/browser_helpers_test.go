@@ -329,8 +329,9 @@ func (tb *tab) waitFor(what, expr string) {
 	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(browserWait)))
 	if err != nil {
-		state, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](
-			`JSON.stringify({...document.body.dataset, status: document.getElementById('status')?.textContent})`))
+		state, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`JSON.stringify({...document.body.dataset,
+  status: document.getElementById('status')?.textContent,
+  current: document.getElementById('current')?.innerText.slice(0, 600)})`))
 		tb.t.Fatalf("waiting for %s (%s): %v\npage state: %s", what, expr, err, state)
 	}
 }

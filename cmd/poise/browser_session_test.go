@@ -50,9 +50,9 @@ func (tb *tab) ask(text string) {
 
 // current returns the current turn as the page shows it.
 type turnView struct {
-	Key, Kind, Question                          string
+	Key, Kind, Question                           string
 	AnswerText, AnswerLevel, Source, Note, Reason string
-	Coach                                        *coachView
+	Coach                                         *coachView
 }
 
 type coachView struct {
@@ -114,7 +114,7 @@ func (tb *tab) unhover() {
 
 // seqState is the page's stream bookkeeping (mirrored on <body>).
 type seqState struct {
-	Session                    string
+	Session                   string
 	LastSeq, Gaps, Duplicates int
 }
 

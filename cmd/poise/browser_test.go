@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,13 +14,19 @@ import (
 // the real poise binary. One Chromium serves every subtest; each subtest
 // opens its own tabs in fresh browser contexts.
 func TestBrowser(t *testing.T) {
-	env := newBrowserEnv(t, "")
+	wav, err := filepath.Abs(micWAV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newBrowserEnv(t, wav)
 	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env) })
 	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, enCase) })
 	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, zhCase) })
 	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env) })
+	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env) })
 	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env) })
 	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })
+	t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env) })
 }
 
 func testPagesLoadClean(t *testing.T, env *browserEnv) {

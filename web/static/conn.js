@@ -162,7 +162,10 @@ export class Connection {
         this.sendHello(ws);
         return;
       }
+      // Refused (too many sessions, a bad token…): say so quietly, close,
+      // and try again after the backoff like any other failed connect.
       this.onNotice(msg.code, msg.message);
+      ws.close(4000, 'hello refused');
       return;
     }
     if (msg.type !== 'welcome') return;

@@ -157,8 +157,9 @@ function connect(session) {
     onMessage,
     onState,
     onNotice: (code, message) => {
+      // Quietly, in the status line: never a popup or a banner.
       body.dataset.notice = code || '';
-      state.view.setStatus(message || code);
+      state.view.setStatus(strings().notices[code] || message || code);
     },
   });
   state.conn.start();

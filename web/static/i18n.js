@@ -57,6 +57,11 @@ const strings = {
     statusAudioUnsupported: 'This browser cannot capture audio here; you can type questions.',
     statusAudioStopped: 'Audio stopped',
     note: 'Note',
+    notices: {
+      rate_limited: 'Many questions in a short time; the next one is answered in a moment.',
+      too_many_sessions: 'Poise is already open in other windows; close one to continue here.',
+      bad_token: 'The session link has expired; ask for a new one.',
+    },
     shortcuts: 'Enter ask · / focus · Alt+R reset AI · Esc clear',
     opsTitle: 'Poise — operations',
     opsSessions: 'Live sessions',
@@ -157,6 +162,11 @@ const strings = {
     statusAudioUnsupported: '此浏览器无法在这里采集音频，可以直接输入问题。',
     statusAudioStopped: '音频已停止',
     note: '说明',
+    notices: {
+      rate_limited: '提问有点频繁，稍等一下再问。',
+      too_many_sessions: 'Poise 已在其他窗口打开，关闭一个后可在这里继续。',
+      bad_token: '会话链接已过期，请重新获取。',
+    },
     shortcuts: '回车 提问 · / 聚焦 · Alt+R 重置 AI · Esc 清空',
     opsTitle: 'Poise — 运维',
     opsSessions: '在线会话',

@@ -212,7 +212,8 @@ function code(text, title) {
 }
 
 function level(l) {
-  const e = el('span', 'lv', l || '?');
+  if (!l) return el('span', 'muted', '—');
+  const e = el('span', 'lv', l);
   e.dataset.level = l || '';
   return e;
 }

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// micWAV is what Chromium's fake microphone plays, in a loop: three
+// spoken English questions (asr/testdata, made with espeak-ng).
+const micWAV = "../../asr/testdata/en_questions.wav"
+
+// testMicCaptions clicks "Use microphone": Chromium's fake device plays the
+// WAV, the page's AudioWorklet sends 16 kHz PCM16 frames, poise -demo's
+// whisper (vendorsim) transcribes each utterance, and the page shows the
+// caption and then the answer the server started on its own.
+func testMicCaptions(t *testing.T, env *browserEnv) {
+	s := env.startPoise(t, "", "-demo")
+	tb := env.newTab(t)
+	tb.openCopilot(s, nil, profile{lang: "en", seniority: "mid", role: "Backend engineer"})
+	tb.do(chromedp.Click(chromedp.ID("btn-mic")))
+	tb.waitFor("the microphone to run", `document.body.dataset.audio === 'mic'`)
+	tb.waitFor("a final caption", `!!document.querySelector('#captions .caption.final')`)
+	caption := js[string](tb, `document.querySelector('#captions .caption.final').textContent`)
+	tb.waitFor("an answer to the spoken question", `document.querySelector('#current .answer')?.dataset.reason === 'done'`)
+	if got := tb.current(); got.Question != caption {
+		t.Errorf("the answer is for %q, want the caption %q", got.Question, caption)
+	}
+	tb.shot("copilot-mic-en")
+	tb.do(chromedp.Click(chromedp.ID("btn-stop")))
+	tb.waitFor("the microphone to stop", `document.body.dataset.audio === ''`)
+	tb.requireClean()
+}

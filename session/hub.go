@@ -20,6 +20,7 @@ import (
 type Hub struct {
 	cfg    Config
 	rec    *recorder
+	remote *resumeWriter   // nil unless the Store is a ResumeStore (resume_remote.go)
 	ctx    context.Context // parent of every session and connection; cancelled by Shutdown
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // sessions, handlers and the recorder
@@ -39,6 +40,7 @@ func NewHub(cfg Config) *Hub {
 		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg.Limits, cfg.Now)}
 	h.rec = newRecorder(cfg.Store, cfg.Metrics, cfg.Log)
 	h.wg.Go(func() { h.rec.run(ctx) })
+	h.startRemote(ctx)
 	return h
 }
 
@@ -188,8 +190,8 @@ func (h *Hub) resume(ctx context.Context, c *conn, r resumeRequest) (*Session, *
 	h.mu.Lock()
 	s := h.sessions[r.SessionID]
 	h.mu.Unlock()
-	if s == nil {
-		return nil, refuse(codeUnknownSession, "no live session %q; it may have ended after the resume window", r.SessionID)
+	if s == nil || !h.ownsLocal(ctx, s) {
+		return h.resumeRemote(ctx, c, r)
 	}
 	if subtle.ConstantTimeCompare([]byte(r.Token), []byte(s.resumeToken)) != 1 {
 		return nil, refuse(codeBadResumeToken, "wrong resume token for session %q", r.SessionID)
@@ -237,7 +239,9 @@ func (h *Hub) create(subject string, m inbound) (*Session, *protocolError) {
 func (h *Hub) forget(s *Session) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.sessions, s.id)
+	if h.sessions[s.id] == s { // a session taken back by a resume has a newer copy
+		delete(h.sessions, s.id)
+	}
 	for _, other := range h.sessions {
 		if other.subject == s.subject {
 			return

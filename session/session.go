@@ -38,6 +38,7 @@ type Session struct {
 	transcript    []line
 	q             *question
 	questions     int
+	disowned      bool           // another node took the session over (resume_remote.go)
 	workers       sync.WaitGroup // answer goroutines and pipeline stops; run waits for them before it returns
 }
 
@@ -137,6 +138,9 @@ func (s *Session) run(ctx context.Context) {
 				return
 			}
 		}
+		if s.disowned {
+			return
+		}
 		// The resume window runs while no connection is attached.
 		if now := s.conn != nil; now != connected {
 			connected = now
@@ -188,6 +192,8 @@ func (s *Session) handle(ctx context.Context, msg any) (fromClient bool) {
 		s.onAnswerDone(m)
 	case captionEvent:
 		s.onCaption(ctx, m)
+	case takenOver:
+		s.onTakenOver()
 	}
 	return false
 }
@@ -298,6 +304,7 @@ func (s *Session) send(m outbound) {
 	m.header().Seq = s.replay.last() + 1
 	data := encode(m)
 	s.replay.add(data)
+	s.keepRemote(data)
 	if s.conn != nil && !s.conn.send(data) {
 		s.log.Warn().Msg("client too slow; closing its connection")
 		s.cfg.Metrics.slowClient()
@@ -325,6 +332,7 @@ func (s *Session) record() {
 	r := SessionRecord{ID: s.id, Node: s.cfg.Node, Level: s.m.level().String(), Lang: s.profile.Lang,
 		Seniority: s.profile.Seniority, Connected: s.conn != nil, UpdatedAt: s.cfg.Now()}
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.PutSession(ctx, r) })
+	s.saveResume()
 }
 
 func (s *Session) started() {
@@ -344,6 +352,7 @@ func (s *Session) end() {
 	s.cfg.Metrics.sessionEnded()
 	id := s.id
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.DeleteSession(ctx, id) })
+	s.forgetRemote()
 	s.hub.forget(s)
 	close(s.done)
 }

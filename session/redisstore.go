@@ -1,0 +1,387 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+// Redis keys and channels of CONTRACT.md, and the resume keys that are
+// ours. The resume keys of one session share a hash tag ({id}) so that a
+// script may touch both on Redis Cluster.
+const (
+	sessionKeyPrefix = "poise:session:"    // hash per live session
+	transitionsKey   = "poise:transitions" // stream of level transitions
+	eventsChannel    = "poise:events"      // pub/sub mirror of the stream
+	transitionsCap   = 100000              // approximate stream length (XADD MAXLEN ~)
+	scanBatch        = 500                 // keys per SCAN step and per pipeline
+	defaultKeyTTL    = 150 * time.Second   // resume window 120 s + margin
+	defaultRefresh   = 10 * time.Second    // live keys re-written this often
+	refreshTimeout   = 2 * time.Second     // one refresh round
+	ownerField       = "owner"             // bookkeeping field: the owning process
+	fieldTrue        = "1"                 // how booleans are written in hashes
+	followBlock      = 1 * time.Second     // XREAD BLOCK of FollowTransitions
+	followRetry      = 500 * time.Millisecond
+)
+
+func sessionKey(id string) string { return sessionKeyPrefix + id }
+
+// RedisStoreConfig tunes a RedisStore. The zero value of every field means
+// its documented default.
+type RedisStoreConfig struct {
+	// TTL is how long a session's keys outlive their last write; a node
+	// that dies leaves them for this long, so it should be the resume
+	// window plus a margin of at least two refreshes. Default 150s.
+	TTL time.Duration
+	// Refresh is how often Run re-writes the hashes of this node's live
+	// sessions (and retries failed deletes), which keeps them from
+	// expiring and brings the ops view back after a Redis outage.
+	// Default 10s.
+	Refresh time.Duration
+	// ReplayMax is how many sent messages per session are kept for a
+	// resume on another node. Default 4096 (the session's replay size).
+	ReplayMax int
+	// Log receives store errors of the background refresh.
+	Log zerolog.Logger
+}
+
+// RedisStore is the multi-node Store and ResumeStore: it writes CONTRACT.md's
+// keys through a go-redis UniversalClient, so a plain server, Sentinel
+// (FailoverOptions / MasterName) and Cluster all work by configuration.
+//
+// Every session key is fenced by an owner id that is random per process:
+// a write to a session that another process has taken over (a resume on
+// another node) is not applied, and is reported so that the old copy stops.
+//
+// The store remembers the records that this process wrote and Run writes
+// them again every Refresh, so keys do not expire under a live session and
+// the ops view catches up after Redis returns. Safe for concurrent use.
+type RedisStore struct {
+	rdb   redis.UniversalClient
+	cfg   RedisStoreConfig
+	owner string
+
+	mu      sync.Mutex
+	live    map[string]SessionRecord // this process's sessions; guarded by mu
+	deletes map[string]bool          // deletes still to do; guarded by mu
+}
+
+// NewRedisStore returns a store over rdb; the caller closes rdb after Run
+// has returned.
+func NewRedisStore(rdb redis.UniversalClient, cfg RedisStoreConfig) *RedisStore {
+	if cfg.TTL <= 0 {
+		cfg.TTL = defaultKeyTTL
+	}
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = defaultRefresh
+	}
+	if cfg.ReplayMax <= 0 {
+		cfg.ReplayMax = defaultReplay
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	return &RedisStore{rdb: rdb, cfg: cfg, owner: hex.EncodeToString(b),
+		live: map[string]SessionRecord{}, deletes: map[string]bool{}}
+}
+
+// putSession writes a session hash unless another process owns it.
+// KEYS[1] the hash; ARGV owner, ttl ms, then field, value pairs.
+// Returns 1 when written, 0 when owned by another process.
+var putSession = redis.NewScript(`
+local o = redis.call('HGET', KEYS[1], 'owner')
+if o and o ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], unpack(ARGV, 3))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`)
+
+// deleteOwned deletes KEYS[1] unless another process (ARGV[1]) owns it.
+var deleteOwned = redis.NewScript(`
+local o = redis.call('HGET', KEYS[1], 'owner')
+if o and o ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])`)
+
+func (s *RedisStore) putArgs(r SessionRecord) []any {
+	connected := "0"
+	if r.Connected {
+		connected = fieldTrue
+	}
+	return []any{s.owner, s.cfg.TTL.Milliseconds(),
+		"level", r.Level, "node", r.Node, "lang", r.Lang, "seniority", r.Seniority,
+		"connected", connected, "updated_at", r.UpdatedAt.UnixMilli()}
+}
+
+// PutSession implements Store. A session owned by another process is left
+// alone and forgotten here.
+func (s *RedisStore) PutSession(ctx context.Context, r SessionRecord) error {
+	s.mu.Lock()
+	s.live[r.ID] = r
+	delete(s.deletes, r.ID)
+	s.mu.Unlock()
+	n, err := putSession.Run(ctx, s.rdb, []string{sessionKey(r.ID)}, s.putArgs(r)...).Int()
+	if err != nil {
+		return fmt.Errorf("session: redis: put %s: %w", r.ID, err)
+	}
+	if n == 0 {
+		s.forgetLive(r.ID)
+	}
+	return nil
+}
+
+func (s *RedisStore) forgetLive(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, id)
+}
+
+// DeleteSession implements Store; a failed delete is retried by Run.
+func (s *RedisStore) DeleteSession(ctx context.Context, id string) error {
+	s.mu.Lock()
+	delete(s.live, id)
+	s.deletes[id] = true
+	s.mu.Unlock()
+	if err := deleteOwned.Run(ctx, s.rdb, []string{sessionKey(id)}, s.owner).Err(); err != nil {
+		return fmt.Errorf("session: redis: delete %s: %w", id, err)
+	}
+	s.mu.Lock()
+	delete(s.deletes, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// AddTransition implements Store: one entry on the capped stream, and the
+// same transition as JSON on the events channel.
+func (s *RedisStore) AddTransition(ctx context.Context, t Transition) error {
+	payload, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("session: redis: transition: %w", err)
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: transitionsKey, MaxLen: transitionsCap, Approx: true,
+			Values: []any{"session", t.Session, "from", t.From, "to", t.To, "reason", t.Reason,
+				"node", t.Node, "at", t.At.UnixMilli()}})
+		p.Publish(ctx, eventsChannel, payload)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("session: redis: transition: %w", err)
+	}
+	return nil
+}
+
+// Sessions implements Store: it SCANs the session hashes (on every master
+// of a cluster), sorted by id.
+func (s *RedisStore) Sessions(ctx context.Context) ([]SessionRecord, error) {
+	keys, err := scanKeys(ctx, s.rdb, sessionKeyPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: scan sessions: %w", err)
+	}
+	out := make([]SessionRecord, 0, len(keys))
+	for batch := range slices.Chunk(keys, scanBatch) {
+		cmds := make([]*redis.MapStringStringCmd, len(batch))
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, k := range batch {
+				cmds[i] = p.HGetAll(ctx, k)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("session: redis: read sessions: %w", err)
+		}
+		for i, c := range cmds {
+			if h := c.Val(); len(h) > 0 { // empty: expired since the scan
+				out = append(out, parseSession(strings.TrimPrefix(batch[i], sessionKeyPrefix), h))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b SessionRecord) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func parseSession(id string, h map[string]string) SessionRecord {
+	ms, _ := strconv.ParseInt(h["updated_at"], 10, 64)
+	return SessionRecord{ID: id, Node: h["node"], Level: h["level"], Lang: h["lang"], Seniority: h["seniority"],
+		Connected: h["connected"] == fieldTrue || h["connected"] == "true", UpdatedAt: time.UnixMilli(ms)}
+}
+
+// scanKeys returns the keys matching pattern, without duplicates. On a
+// cluster it scans every master.
+func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.ScanType(ctx, cursor, pattern, scanBatch, "hash").Result()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, k := range keys {
+				seen[k] = true
+			}
+			mu.Unlock()
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	}
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return scan(ctx, m) })
+	} else {
+		err = scan(ctx, rdb)
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, err
+}
+
+// Transitions implements Store with XREVRANGE, oldest first.
+func (s *RedisStore) Transitions(ctx context.Context, n int) ([]Transition, error) {
+	if n <= 0 {
+		n = memoryTransitions
+	}
+	msgs, err := s.rdb.XRevRangeN(ctx, transitionsKey, "+", "-", int64(n)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: transitions: %w", err)
+	}
+	out := make([]Transition, len(msgs))
+	for i, m := range msgs {
+		out[len(msgs)-1-i] = parseTransition(m.Values)
+	}
+	return out, nil
+}
+
+func parseTransition(v map[string]any) Transition {
+	str := func(k string) string { s, _ := v[k].(string); return s }
+	ms, _ := strconv.ParseInt(str("at"), 10, 64)
+	return Transition{Session: str("session"), From: str("from"), To: str("to"), Reason: str("reason"),
+		Node: str("node"), At: time.UnixMilli(ms)}
+}
+
+// FollowTransitions calls fn for every transition added to the stream from
+// now on, until ctx is done (then it returns nil). It reads the stream with
+// a blocking XREAD, so it misses nothing while Redis is up, and after a
+// Redis outage it carries on from the last entry it saw.
+func (s *RedisStore) FollowTransitions(ctx context.Context, fn func(Transition)) error {
+	last := "$"
+	for ctx.Err() == nil {
+		res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{transitionsKey, last}, Count: 1000, Block: followBlock}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.cfg.Log.Warn().Err(err).Msg("session: redis: follow transitions; retrying")
+			select {
+			case <-ctx.Done():
+			case <-time.After(followRetry):
+			}
+			continue
+		}
+		for _, st := range res {
+			for _, m := range st.Messages {
+				fn(parseTransition(m.Values))
+				last = m.ID
+			}
+		}
+	}
+	return nil
+}
+
+// Run re-writes this process's live session hashes every Refresh (which
+// keeps them from expiring and restores them after a Redis outage) and
+// retries failed deletes, until ctx is done. It returns nil.
+func (s *RedisStore) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+		if err := s.refresh(rctx); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Debug().Err(err).Msg("session: redis: refresh failed; retrying next round")
+		}
+		cancel()
+	}
+}
+
+// refresh performs one round of Run.
+func (s *RedisStore) refresh(ctx context.Context) error {
+	s.mu.Lock()
+	recs := make([]SessionRecord, 0, len(s.live))
+	for _, r := range s.live {
+		recs = append(recs, r)
+	}
+	dels := make([]string, 0, len(s.deletes))
+	for id := range s.deletes {
+		dels = append(dels, id)
+	}
+	s.mu.Unlock()
+	for batch := range slices.Chunk(recs, scanBatch) {
+		var puts []*redis.Cmd
+		err := s.scripted(ctx, []*redis.Script{putSession}, func(p redis.Pipeliner) {
+			puts = puts[:0]
+			for _, r := range batch {
+				puts = append(puts, putSession.EvalSha(ctx, p, []string{sessionKey(r.ID)}, s.putArgs(r)...))
+			}
+		})
+		if err != nil {
+			return err
+		}
+		for i, c := range puts {
+			if n, _ := c.Int(); n == 0 {
+				s.forgetLive(batch[i].ID)
+			}
+		}
+	}
+	for _, id := range dels {
+		if err := s.DeleteSession(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scripted runs a pipeline of EVALSHA calls built by fill; when Redis does
+// not know a script yet (a restart flushed its cache) it loads scripts
+// and runs the pipeline once more. The scripts used here are idempotent.
+func (s *RedisStore) scripted(ctx context.Context, scripts []*redis.Script, fill func(p redis.Pipeliner)) error {
+	run := func() error {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { fill(p); return nil })
+		return err
+	}
+	err := run()
+	if err == nil || !isNoScript(err) {
+		return err
+	}
+	for _, sc := range scripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return err
+		}
+	}
+	return run()
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}

@@ -45,7 +45,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("vendorsim", flag.ContinueOnError)
 	addr := fs.String("addr", defaultAddr, "listen address (127.0.0.1:0 picks a free port)")
-	tokenDelay := fs.Duration("token-delay", 0, "delay between stream chunks (0: 20ms)")
+	tokenDelay := fs.Duration("token-delay", 0, "delay between stream chunks (0: 20ms; negative: none)")
 	firstTokenDelay := fs.Duration("first-token-delay", 0, "delay before headers and the first chunk")
 	inferenceDelay := fs.Duration("inference-delay", 0, "decode delay of transcriptions and whisper /inference")
 	transcriptsFile := fs.String("transcripts", "", "file of transcription texts, one per line, returned in turn")

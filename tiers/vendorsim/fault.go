@@ -64,9 +64,9 @@ type Fault struct {
 // filterFinishChunks is how many content chunks FilterFinish streams.
 const filterFinishChunks = 3
 
-// errorStatus reports the HTTP error status the fault answers with, if any.
-func (f Fault) errorStatus() (int, bool) {
-	return f.Status, f.Status >= 400 && f.Status <= 599
+// failsWithStatus reports whether the fault answers with an HTTP error.
+func (f Fault) failsWithStatus() bool {
+	return f.Status >= 400 && f.Status <= 599
 }
 
 // firstTokenDelay is the fault's override of def.

@@ -34,7 +34,7 @@ type harness struct {
 	client openai.Client
 }
 
-func newHarness(t *testing.T, opts Options) *harness {
+func newHarness(t testing.TB, opts Options) *harness {
 	t.Helper()
 	sim := New(opts)
 	srv := httptest.NewServer(sim)

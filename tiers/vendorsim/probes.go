@@ -49,7 +49,7 @@ func (s *Sim) handleHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleModels serves GET /v1/models: the default models and those seen
-// or configured, sorted, without models whose own fault is a 404. It
+// or configured, sorted, without models whose fault is a 404. It
 // answers 503 when AnyModel (or ?model=) has HealthDown.
 func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)

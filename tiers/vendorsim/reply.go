@@ -116,39 +116,38 @@ const cjkPerPiece = 2
 func pieces(text string) []string {
 	var (
 		out       []string
-		cur       strings.Builder
-		cjkRun    int
+		start     int // byte offset of the current piece
+		cjkRun    int // CJK runes in the current piece
 		prevSpace bool
 	)
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
+	cut := func(at int) {
+		if at > start {
+			out = append(out, text[start:at])
+			start = at
 		}
 		cjkRun = 0
 	}
-	for _, r := range text {
+	for i, r := range text {
 		switch {
 		case unicode.IsSpace(r):
-			if !prevSpace && cur.Len() > 0 {
-				flush()
+			if !prevSpace {
+				cut(i)
 			}
 			prevSpace = true
 		case isCJK(r):
-			if cjkRun == cjkPerPiece || (cjkRun == 0 && !prevSpace && cur.Len() > 0) {
-				flush()
+			if cjkRun == cjkPerPiece || (cjkRun == 0 && !prevSpace) {
+				cut(i)
 			}
 			cjkRun++
 			prevSpace = false
 		default:
 			if cjkRun > 0 {
-				flush()
+				cut(i)
 			}
 			prevSpace = false
 		}
-		cur.WriteRune(r)
 	}
-	flush()
+	cut(len(text))
 	return out
 }
 

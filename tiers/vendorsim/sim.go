@@ -28,7 +28,7 @@ var errClosed = errors.New("vendorsim: closed")
 
 // Options configures a Sim. Zero values mean the documented defaults.
 type Options struct {
-	TokenDelay      time.Duration // between stream chunks; default 20ms
+	TokenDelay      time.Duration // between stream chunks; default 20ms, negative for none
 	FirstTokenDelay time.Duration // before headers and the first chunk; default 0; a Fault overrides it per model
 	Transcripts     []string      // transcription texts, returned in turn; default one fixed English sentence
 	InferenceDelay  time.Duration // decode delay of transcriptions and whisper /inference; default 0
@@ -77,8 +77,11 @@ func New(opts Options) *Sim {
 		models:          make(map[string]struct{}),
 		changed:         make(chan struct{}),
 	}
-	if s.tokenDelay <= 0 {
+	switch {
+	case s.tokenDelay == 0:
 		s.tokenDelay = defaultTokenDelay
+	case s.tokenDelay < 0:
+		s.tokenDelay = 0
 	}
 	for _, t := range opts.Transcripts {
 		if t != "" {
@@ -97,10 +100,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Close releases every request the Sim holds (stalled streams, NoAnswer,
-// delays) by closing their connections, so an http.Server's Shutdown can
-// finish. Requests that arrive later are served without waiting. Close is
-// idempotent.
+// Close releases every model request the Sim holds (stalled streams,
+// NoAnswer, delays) by closing its connection, as a server going away
+// would, so that an http.Server's Shutdown can finish. Model requests that
+// arrive later are cut the same way; probes and the control API still
+// answer. Close is idempotent.
 func (s *Sim) Close() {
 	s.closeOnce.Do(func() { close(s.done) })
 }

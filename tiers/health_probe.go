@@ -19,6 +19,7 @@ func (h *Health) Run(ctx context.Context) error {
 			wg.Go(func() { h.loop(ctx, l) })
 		}
 	}
+	wg.Go(func() { h.watch(ctx) }) // health_watch.go: changes from other nodes
 	wg.Wait()
 	return nil
 }

@@ -1,0 +1,200 @@
+package tiers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// defaultFallbackCooldown is how long a FallbackStore keeps to its local
+// state after the shared store failed, before it tries the shared one again.
+const defaultFallbackCooldown = 2 * time.Second
+
+// FallbackStore is a HealthStore that shares state through a primary store
+// (Redis) and falls back to a local MemoryStore while the primary fails,
+// so that this node keeps judging its backends through a Redis outage.
+//
+// The local store mirrors every result the primary returns, so a fallback
+// continues from the last shared state rather than from "all up". After a
+// primary failure the local store alone answers for a cooldown, so a dead
+// or hanging Redis costs at most one timeout per cooldown. When the
+// primary answers again, the states this node decided meanwhile are
+// written back to it when they are newer than the shared ones. Safe for
+// concurrent use.
+type FallbackStore struct {
+	primary  HealthStore
+	local    *MemoryStore
+	cooldown time.Duration
+	now      func() time.Time
+	log      zerolog.Logger
+
+	mu        sync.Mutex
+	downUntil time.Time // primary skipped until then; guarded by mu
+	degraded  bool      // the primary failed and has not answered since; guarded by mu
+}
+
+// NewFallbackStore returns a store over primary; cooldown 0 means 2s, now
+// nil means time.Now.
+func NewFallbackStore(primary HealthStore, cooldown time.Duration, now func() time.Time, log zerolog.Logger) *FallbackStore {
+	if cooldown <= 0 {
+		cooldown = defaultFallbackCooldown
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &FallbackStore{primary: primary, local: NewMemoryStore(), cooldown: cooldown, now: now, log: log}
+}
+
+// usePrimary reports whether to try the primary now. After an outage it
+// first writes this node's newer decisions back; if that fails, the
+// outage goes on.
+func (f *FallbackStore) usePrimary(ctx context.Context) bool {
+	f.mu.Lock()
+	cooling, degraded := f.now().Before(f.downUntil), f.degraded
+	f.mu.Unlock()
+	if cooling {
+		return false
+	}
+	if !degraded {
+		return true
+	}
+	if err := f.resync(ctx); err != nil {
+		f.primaryFailed(err)
+		return false
+	}
+	f.mu.Lock()
+	f.degraded = false
+	f.mu.Unlock()
+	f.log.Info().Msg("tiers: health: shared store answers again")
+	return true
+}
+
+// primaryFailed starts a cooldown; the first failure of an outage is logged.
+func (f *FallbackStore) primaryFailed(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.downUntil = f.now().Add(f.cooldown)
+	if !f.degraded {
+		f.degraded = true
+		f.log.Warn().Err(err).Msg("tiers: health: shared store failed; using this node's local state")
+	}
+}
+
+// resync writes the local states that differ from the primary's and were
+// decided later (a node that kept reaching the primary meanwhile wins).
+func (f *FallbackStore) resync(ctx context.Context) error {
+	local, _ := f.local.States(ctx)
+	shared, err := f.primary.States(ctx)
+	if err != nil {
+		return err
+	}
+	byName := map[string]BackendState{}
+	for _, st := range shared {
+		byName[st.Name] = st
+	}
+	for _, st := range local {
+		sh, ok := byName[st.Name]
+		if ok && (sh.State == st.State || !st.UpdatedAt.After(sh.UpdatedAt)) {
+			continue
+		}
+		if !ok && st.State == StateUp {
+			continue // unknown names read as up anyway
+		}
+		if _, _, err := f.primary.SetState(ctx, st.Name, st.State, st.UpdatedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mirror copies a primary result into the local store.
+func (f *FallbackStore) mirror(st BackendState) {
+	f.local.mu.Lock()
+	defer f.local.mu.Unlock()
+	r := f.local.record(st.Name)
+	r.State, r.ConsecutivePass, r.ConsecutiveFail, r.UpdatedAt = st.State, st.ConsecutivePass, st.ConsecutiveFail, st.UpdatedAt
+}
+
+// record runs op on the primary (mirroring its result) unless it is
+// cooling down or fails, else on the local store.
+func (f *FallbackStore) record(ctx context.Context, op func(HealthStore) (BackendState, error)) (BackendState, error) {
+	if f.usePrimary(ctx) {
+		st, err := op(f.primary)
+		if err == nil {
+			f.mirror(st)
+			return st, nil
+		}
+		f.primaryFailed(err)
+	}
+	return op(f.local)
+}
+
+// Probe implements HealthStore.
+func (f *FallbackStore) Probe(ctx context.Context, name string, round int64, pass bool, at time.Time) (BackendState, error) {
+	return f.record(ctx, func(s HealthStore) (BackendState, error) { return s.Probe(ctx, name, round, pass, at) })
+}
+
+// Fail implements HealthStore.
+func (f *FallbackStore) Fail(ctx context.Context, name string, at time.Time) (BackendState, error) {
+	return f.record(ctx, func(s HealthStore) (BackendState, error) { return s.Fail(ctx, name, at) })
+}
+
+// SetState implements HealthStore.
+func (f *FallbackStore) SetState(ctx context.Context, name string, st State, at time.Time) (BackendState, bool, error) {
+	var changed bool
+	rec, err := f.record(ctx, func(s HealthStore) (BackendState, error) {
+		r, c, err := s.SetState(ctx, name, st, at)
+		changed = c
+		return r, err
+	})
+	return rec, changed, err
+}
+
+// AddEvent implements HealthStore. Events are not mirrored: while the
+// primary fails, the local window counts this node's events only.
+func (f *FallbackStore) AddEvent(ctx context.Context, key, id string, at time.Time, window time.Duration) (int, error) {
+	if f.usePrimary(ctx) {
+		n, err := f.primary.AddEvent(ctx, key, id, at, window)
+		if err == nil {
+			return n, nil
+		}
+		f.primaryFailed(err)
+	}
+	return f.local.AddEvent(ctx, key, id, at, window)
+}
+
+// ClearEvents implements HealthStore on both stores.
+func (f *FallbackStore) ClearEvents(ctx context.Context, key string) error {
+	f.local.ClearEvents(ctx, key)
+	if f.usePrimary(ctx) {
+		if err := f.primary.ClearEvents(ctx, key); err != nil {
+			f.primaryFailed(err)
+		}
+	}
+	return nil
+}
+
+// States implements HealthStore.
+func (f *FallbackStore) States(ctx context.Context) ([]BackendState, error) {
+	if f.usePrimary(ctx) {
+		states, err := f.primary.States(ctx)
+		if err == nil {
+			for _, st := range states {
+				f.mirror(st)
+			}
+			return states, nil
+		}
+		f.primaryFailed(err)
+	}
+	return f.local.States(ctx)
+}
+
+// Watch forwards to the primary's Watch, if it has one; it returns when
+// ctx is done.
+func (f *FallbackStore) Watch(ctx context.Context, changed func()) {
+	if w, ok := f.primary.(changeWatcher); ok {
+		w.Watch(ctx, changed)
+	}
+}

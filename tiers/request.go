@@ -49,4 +49,3 @@ type Signal struct {
 	Event string
 	Level Level
 }
-

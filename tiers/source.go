@@ -6,10 +6,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Transport tunables of the shared HTTP client. Streams have no overall
@@ -20,7 +22,8 @@ const (
 	tlsHandshakeTimeout   = 5 * time.Second
 	responseHeaderTimeout = 30 * time.Second // a backstop; first-token timeouts are shorter
 	idleConnTimeout       = 90 * time.Second
-	maxIdleConnsPerHost   = 64 // connections kept per backend
+	maxIdleConnsPerHost   = 64                     // connections kept per backend
+	drainTimeout          = 250 * time.Millisecond // reading past the finish chunk
 )
 
 // Completion limits: about 120 words or 200 characters, with room to spare.
@@ -115,7 +118,14 @@ func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) 
 	defer cancel(nil)
 	// One watchdog timer: first the first-token timeout, then, after the
 	// first token, the stall timeout, armed only while waiting for a chunk.
-	watchdog := time.AfterFunc(c.firstToken, func() { cancel(errFirstToken) })
+	var started atomic.Bool
+	watchdog := time.AfterFunc(c.firstToken, func() {
+		if started.Load() {
+			cancel(errStall)
+		} else {
+			cancel(errFirstToken)
+		}
+	})
 	defer watchdog.Stop()
 
 	st := s.client.Chat.Completions.NewStreaming(sctx, s.params(c), s.callOptions(c)...)
@@ -147,6 +157,7 @@ func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) 
 		if tok := ch.Delta.Content; tok != "" {
 			if !res.started {
 				res.started = true
+				started.Store(true)
 				watchdog.Stop()
 			}
 			text.WriteString(tok)
@@ -156,27 +167,41 @@ func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) 
 			}
 		}
 		if ch.FinishReason != "" {
-			// Stop at the finish: a server that then never sends [DONE]
-			// must not hold a complete answer back.
 			res.finish = ch.FinishReason
+			s.drain(st, watchdog)
 			break
 		}
 	}
 	res.text = text.String()
 	if res.err == nil {
-		res.err = s.endError(ctx, sctx, st.Err(), res)
+		res.err = s.endError(ctx, sctx, st.Err(), res, c.prefill != "")
 	}
 	return res
 }
 
+// drain reads what follows the finish chunk (a usage chunk, [DONE]) so
+// that the connection can be reused, for at most drainTimeout: a server
+// that never sends [DONE] must not hold a complete answer back. Whatever
+// goes wrong here does not change the answer.
+func (s *Source) drain(st *ssestream.Stream[openai.ChatCompletionChunk], watchdog *time.Timer) {
+	watchdog.Reset(drainTimeout)
+	for st.Next() {
+	}
+	watchdog.Stop()
+}
+
 // endError classifies how a stream ended: the watchdog's cause, the
 // caller's cancellation, the stream's error, or a missing finish_reason.
-func (s *Source) endError(ctx, sctx context.Context, err error, res result) *Error {
+// An empty answer is a server failure, except for a continuation (the
+// prefill may have been complete already).
+func (s *Source) endError(ctx, sctx context.Context, err error, res result, continuation bool) *Error {
 	switch cause := context.Cause(sctx); {
 	case res.finish == finishFilter:
 		return &Error{Class: ClassRefused, Code: finishFilter, Message: "finish_reason content_filter"}
+	case res.finish != "" && !res.started && !continuation:
+		return &Error{Class: ClassServer, Message: "empty answer, finish_reason " + res.finish}
 	case res.finish != "":
-		return nil // complete ("stop"), or truncated by our own limit ("length")
+		return nil // complete ("stop"), or truncated by our own limit ("length"); errors while draining do not matter
 	case ctx.Err() != nil:
 		return &Error{Class: ClassCanceled, Err: context.Cause(ctx)}
 	case errors.Is(cause, errFirstToken), errors.Is(cause, errStall):

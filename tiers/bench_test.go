@@ -1,0 +1,81 @@
+package tiers
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/rs/zerolog"
+)
+
+// BenchmarkFallthrough measures the per-question decision when the health
+// center has L1 and L2 down: both are skipped without a request and the
+// template answers. This is the cost a session pays per question during a
+// known outage.
+func BenchmarkFallthrough(b *testing.B) {
+	cfg := Config{
+		L1: L1Config{Vendors: []Endpoint{
+			{Name: "a", BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
+			{Name: "b", BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
+		}},
+		L2: L2Config{BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
+	}
+	h := NewHealth(cfg, nil, zerolog.Nop(), nil)
+	for range 3 {
+		h.ReportAllDown()
+	}
+	for range 5 {
+		h.ReportResult(L2, "local", ClassTimeout)
+	}
+	if h.Supported() != L4 || !h.Down(L1) || !h.Down(L2) {
+		b.Fatalf("setup: L1 down %v, L2 down %v", h.Down(L1), h.Down(L2))
+	}
+	e := NewEngine(cfg, h, &fakeTemplates{}, zerolog.Nop(), nil)
+	defer e.Close()
+	req := Request{ID: "q", Question: "Tell me about a conflict.", Level: L1}
+	emit := func(Event) {}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := e.Answer(ctx, req, emit); out.Level != L3 {
+			b.Fatalf("outcome %+v", out)
+		}
+	}
+}
+
+// BenchmarkSupported measures the level check a new session makes.
+func BenchmarkSupported(b *testing.B) {
+	h := NewHealth(Config{L1: L1Config{Vendors: []Endpoint{{Name: "a", BaseURL: "http://127.0.0.1:9/v1", Model: "m"}}}},
+		nil, zerolog.Nop(), nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if h.Supported() != L1 {
+			b.Fatal("not L1")
+		}
+	}
+}
+
+// BenchmarkAnswerL1 measures a whole short L1 answer over real HTTP and
+// SSE against vendorsim with no token delay: the engine's own overhead
+// per question (prompt, request, stream parsing, events).
+func BenchmarkAnswerL1(b *testing.B) {
+	sim := vendorsim.New(vendorsim.Options{TokenDelay: time.Nanosecond})
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	defer sim.Close()
+	sim.SetReply("m", "Situation, task, action and a measurable result in twelve short words.")
+	cfg := Config{L1: L1Config{Vendors: []Endpoint{{Name: "a", BaseURL: srv.URL + "/v1", Model: "m"}}}}
+	e := NewEngine(cfg, nil, nil, zerolog.Nop(), nil)
+	defer e.Close()
+	req := Request{ID: "q", Question: "Tell me about a conflict."}
+	emit := func(Event) {}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := e.Answer(ctx, req, emit); out.Level != L1 || out.Cut {
+			b.Fatalf("outcome %+v", out)
+		}
+	}
+}

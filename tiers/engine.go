@@ -1,0 +1,218 @@
+package tiers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// End reasons of an answer stream.
+const (
+	reasonDone = "done"
+	reasonCut  = "cut"
+)
+
+// Outcome is how Answer ended. Answered false means nothing was shown: the
+// caller shows the coach card.
+type Outcome struct {
+	Answered bool   // a Start was emitted
+	Level    Level  // the level that answered
+	Source   string // the backend name or template id that answered
+	Class    Class  // the class of the last failure, if any
+	Refused  bool   // a provider refused (content filter or policy): show the coach, try no model
+	Cut      bool   // the answer ended with Reason "cut"
+}
+
+// Engine answers questions from the best healthy source, falling through
+// L1 → L2 → L3 within one question. Safe for concurrent use; one Engine
+// serves every session.
+type Engine struct {
+	cfg     Config
+	vendors []*Source // L1, in priority order
+	local   *Source   // L2; nil when not configured
+	slots   chan struct{}
+	tpl     Templates // L3; nil when not configured
+	health  *Health   // nil: every configured level is usable
+	hc      *http.Client
+	log     zerolog.Logger
+	m       *Metrics
+}
+
+// NewEngine returns an engine for cfg (zero fields mean their defaults).
+// health may be nil (no health decisions), tpl may be nil (no L3), m may
+// be nil (no metrics). All sources share one HTTP client.
+func NewEngine(cfg Config, health *Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
+	cfg = cfg.withDefaults()
+	hc := NewHTTPClient()
+	e := &Engine{cfg: cfg, tpl: tpl, health: health, hc: hc, log: log, m: m}
+	for _, v := range cfg.L1.Vendors {
+		e.vendors = append(e.vendors, NewSource(v, hc))
+	}
+	if cfg.L2.BaseURL != "" {
+		e.local = NewSource(cfg.L2.endpoint(), hc)
+		e.slots = make(chan struct{}, cfg.L2.MaxInFlight)
+	}
+	return e
+}
+
+// Close releases the engine's idle connections. Call it after the last
+// Answer has returned.
+func (e *Engine) Close() { e.hc.CloseIdleConnections() }
+
+// answering is the state of one Answer call. Owned by the Answer
+// goroutine: the L1 attempts send it tokens through channels.
+type answering struct {
+	e     *Engine
+	req   Request
+	emit  func(Event)
+	start time.Time
+	sla   time.Time // start + sla_ms: the budget a Retry-After must fit in
+
+	out      Outcome
+	text     strings.Builder // every content token emitted so far
+	noModels bool            // a bad_request: no more model attempts
+	failed   map[string]bool // sources that failed (or were cut) this question
+}
+
+// Answer answers req, emitting Start, Deltas and End through emit on the
+// calling goroutine, and returns how it ended. It starts at req.Level and
+// falls through L1 → L2 → L3 as each fails before its first token,
+// skipping levels the health center marks down and levels that are not
+// configured. A stream cut after its first token continues on the next
+// source that accepts a prefill, else ends with Reason "cut".
+//
+// Answer does not show the coach when sla_ms passes: the caller does, and
+// may let Answer finish. When ctx is done Answer stops every request and
+// returns promptly without emitting End; the caller knows why it
+// cancelled. Every goroutine Answer starts has returned when it returns.
+func (e *Engine) Answer(ctx context.Context, req Request, emit func(Event)) Outcome {
+	now := time.Now()
+	a := &answering{e: e, req: req, emit: emit, start: now, sla: now.Add(ms(e.cfg.SLAms)),
+		failed: map[string]bool{}}
+	level := max(req.Level, L1)
+	if level <= L1 && a.usable(L1) {
+		if a.runL1(ctx) {
+			return a.out
+		}
+	}
+	if level <= L2 && a.usable(L2) {
+		if a.runL2(ctx) {
+			return a.out
+		}
+	}
+	if level <= L3 && a.usable(L3) && ctx.Err() == nil {
+		a.runL3(ctx)
+	}
+	return a.out
+}
+
+// usable reports whether level l is configured, allowed after a
+// bad_request, and not marked down by the health center.
+func (a *answering) usable(l Level) bool {
+	if a.out.Refused || a.out.Answered {
+		return false
+	}
+	switch l {
+	case L1:
+		if a.noModels || len(a.e.vendors) == 0 {
+			return false
+		}
+	case L2:
+		if a.noModels || a.e.local == nil {
+			return false
+		}
+	case L3:
+		if a.e.tpl == nil {
+			return false
+		}
+	}
+	return a.e.health == nil || !a.e.health.Down(l)
+}
+
+// begin emits Start once, when the first useful content exists.
+func (a *answering) begin(l Level, source, note string) {
+	if a.out.Answered {
+		return
+	}
+	a.out.Answered, a.out.Level, a.out.Source = true, l, source
+	a.e.m.observeFirstContent(l, time.Since(a.start).Seconds())
+	a.emit(Event{Kind: EventStart, Level: l, Source: source, Note: note})
+}
+
+// delta emits one piece of content.
+func (a *answering) delta(text string) {
+	a.text.WriteString(text)
+	a.emit(Event{Kind: EventDelta, Text: text})
+}
+
+// end emits End.
+func (a *answering) end(reason string) {
+	a.out.Cut = reason == reasonCut
+	a.emit(Event{Kind: EventEnd, Reason: reason})
+}
+
+// fail notes the class of a failure for the Outcome.
+func (a *answering) fail(c Class) {
+	if c != ClassNone && c != ClassCanceled {
+		a.out.Class = c
+	}
+}
+
+// fits reports whether waiting d still leaves the retry inside the
+// question's budget (and inside ctx's deadline).
+func (a *answering) fits(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return false // no Retry-After: move on rather than hammer a limited vendor
+	}
+	at := time.Now().Add(d)
+	if dl, ok := ctx.Deadline(); ok && !at.Before(dl) {
+		return false
+	}
+	return at.Before(a.sla)
+}
+
+// finish ends an answer whose source produced its first token and then
+// ended with res: done, cut by our own token limit, refused part-way, or
+// broken (continued elsewhere if possible, else cut).
+func (a *answering) finish(ctx context.Context, level Level, src *Source, res result) {
+	a.account(level, src, res.err)
+	switch {
+	case res.err == nil && res.finish == finishLength:
+		a.end(reasonCut) // our own token limit: honest, but not complete
+	case res.err == nil:
+		a.end(reasonDone)
+	case res.err.Class == ClassRefused:
+		a.end(reasonCut)
+	case res.err.Class == ClassCanceled || ctx.Err() != nil:
+		// The caller cancelled: no End, see Answer.
+	default:
+		a.continueCut(ctx)
+	}
+}
+
+// reportResult counts one request's end in metrics and health.
+func (e *Engine) reportResult(l Level, backend string, c Class) {
+	if e.health != nil {
+		e.health.ReportResult(l, backend, c)
+	}
+}
+
+// logFailure logs one failed request once; bad_request is our bug and is
+// logged as an error with the provider's code and message.
+func (e *Engine) logFailure(req Request, src string, err *Error) {
+	ev := e.log.Debug()
+	switch err.Class {
+	case ClassBadRequest:
+		ev = e.log.Error()
+	case ClassCanceled:
+		return
+	case ClassRefused:
+		ev = e.log.Info()
+	}
+	ev.Str("question", req.ID).Str("backend", src).Str("class", string(err.Class)).
+		Int("status", err.Status).Str("code", err.Code).Str("message", err.Message).
+		AnErr("cause", err.Err).Msg("tiers: backend request failed")
+}

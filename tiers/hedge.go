@@ -1,0 +1,238 @@
+package tiers
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// maxAttemptsPerVendor bounds the L1 attempts on one vendor per question:
+// its model, its larger model (context_length), one Retry-After retry.
+const maxAttemptsPerVendor = 3
+
+// attempt is one L1 request in flight.
+type attempt struct {
+	src    *Source
+	model  string
+	delay  time.Duration // a Retry-After wait before the request
+	cancel context.CancelFunc
+}
+
+type tokenMsg struct {
+	at   *attempt
+	text string
+}
+
+type doneMsg struct {
+	at  *attempt
+	res result
+}
+
+// hedge runs the L1 vendors of one question. Owned by runL1's goroutine;
+// the attempt goroutines talk to it only through tokens and done.
+type hedge struct {
+	a          *answering
+	ctx        context.Context // cancelled when the hedge ends
+	order      []*Source       // vendors, the ones the health center marks down last
+	next       int             // index in order of the next vendor to launch
+	firstToken time.Duration
+
+	tokens chan tokenMsg // unbuffered: a loser's send gives up when its ctx is done
+	done   chan doneMsg  // sized for every attempt, so no attempt ever blocks on it
+	wg     sync.WaitGroup
+
+	running     map[*attempt]bool
+	winner      *attempt
+	stop        bool            // refused or bad_request: launch nothing more
+	largerUsed  map[string]bool // vendor name → its larger model was tried
+	retried     map[string]bool // vendor name → its Retry-After retry was used
+	failedCount map[string]bool // vendor name → failed with a class that counts against health
+}
+
+// runL1 runs the hedged vendors. It reports whether Answer is over: the
+// answer was given (completely, or cut), or a provider refused. Every
+// attempt goroutine has returned when runL1 returns.
+func (a *answering) runL1(ctx context.Context) bool {
+	hctx, cancel := context.WithCancel(ctx)
+	n := len(a.e.vendors)
+	h := &hedge{
+		a: a, ctx: hctx, order: a.e.vendorOrder(), firstToken: ms(a.e.cfg.L1.FirstTokenTimeoutMS),
+		tokens: make(chan tokenMsg), done: make(chan doneMsg, maxAttemptsPerVendor*n),
+		running: map[*attempt]bool{}, largerUsed: map[string]bool{}, retried: map[string]bool{},
+		failedCount: map[string]bool{},
+	}
+	winner, res := h.run()
+	cancel()
+	h.wg.Wait()
+	switch {
+	case winner != nil:
+		a.finish(ctx, L1, winner.src, res)
+		return true
+	case ctx.Err() != nil:
+		return true
+	case !h.stop && len(h.failedCount) == n:
+		a.e.log.Warn().Str("question", a.req.ID).Msg("tiers: every L1 vendor failed")
+		if a.e.health != nil {
+			a.e.health.ReportAllDown()
+		} else {
+			a.e.m.allDownOne()
+		}
+	}
+	return a.out.Refused
+}
+
+// vendorOrder is the L1 vendors in priority order, the ones the health
+// center marks down moved last, so a known outage costs no hedge delay.
+func (e *Engine) vendorOrder() []*Source {
+	order := slices.Clone(e.vendors)
+	if e.health != nil {
+		slices.SortStableFunc(order, func(x, y *Source) int {
+			return boolRank(!e.health.BackendUp(x.Name())) - boolRank(!e.health.BackendUp(y.Name()))
+		})
+	}
+	return order
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// run launches vendors and returns the winner and its final result, or a
+// nil winner when every attempt failed or the hedge was stopped.
+func (h *hedge) run() (*attempt, result) {
+	if h.a.e.cfg.L1.Mode == ModeRace {
+		for h.launchNext() {
+		}
+		return h.loop(nil, nil)
+	}
+	h.launchNext()
+	hedgeAfter := ms(h.a.e.cfg.L1.HedgeAfterMS)
+	t := time.NewTimer(hedgeAfter)
+	defer t.Stop()
+	return h.loop(t.C, func() <-chan time.Time { t.Reset(hedgeAfter); return t.C })
+}
+
+// loop is run's select loop; rearm restarts the hedge timer for the next
+// vendor (nil in race mode).
+func (h *hedge) loop(hedgeC <-chan time.Time, rearm func() <-chan time.Time) (*attempt, result) {
+	for len(h.running) > 0 && !h.stop {
+		select {
+		case <-h.ctx.Done():
+			return nil, result{}
+		case <-hedgeC:
+			hedgeC = nil
+			if h.winner == nil && h.launchNext() && h.next < len(h.order) {
+				hedgeC = rearm()
+			}
+		case t := <-h.tokens:
+			if h.winner == nil {
+				h.win(t.at)
+				hedgeC = nil
+			}
+			if t.at == h.winner {
+				h.a.delta(t.text)
+			}
+		case d := <-h.done:
+			delete(h.running, d.at)
+			if d.at == h.winner {
+				return d.at, d.res
+			}
+			if h.winner == nil {
+				h.failed(d.at, d.res)
+			}
+		}
+	}
+	return nil, result{}
+}
+
+// win makes at the winner: every other attempt is cancelled at once.
+func (h *hedge) win(at *attempt) {
+	h.winner = at
+	for other := range h.running {
+		if other != at {
+			other.cancel()
+		}
+	}
+	h.a.begin(L1, at.src.Name(), "")
+}
+
+// failed handles an attempt that ended before its first token.
+func (h *hedge) failed(at *attempt, res result) {
+	err := res.err
+	if err == nil { // cannot happen: stream reports an empty answer as an error
+		err = &Error{Class: ClassServer, Message: "no answer"}
+	}
+	name := at.src.Name()
+	h.a.account(L1, at.src, err)
+	if err.Class.CountsAgainstHealth() {
+		h.failedCount[name] = true
+	}
+	switch c := err.Class; {
+	case c == ClassCanceled:
+	case c == ClassRefused, c == ClassBadRequest:
+		h.stop = true
+	case c == ClassContextLength && at.src.ep.LargerModel != "" && !h.largerUsed[name]:
+		h.largerUsed[name] = true
+		h.launch(at.src, at.src.ep.LargerModel, 0)
+	case c == ClassRateLimited && !h.retried[name] && h.a.fits(h.ctx, err.RetryAfter):
+		h.retried[name] = true
+		h.launch(at.src, at.model, err.RetryAfter)
+		h.launchNext() // the backup need not wait for the primary's Retry-After
+	default:
+		h.launchNext()
+	}
+}
+
+// launchNext launches the next vendor in order, if any is left.
+func (h *hedge) launchNext() bool {
+	if h.stop || h.winner != nil || h.next >= len(h.order) {
+		return false
+	}
+	src := h.order[h.next]
+	h.next++
+	h.launch(src, src.ep.Model, 0)
+	return true
+}
+
+// launch starts one attempt in its own goroutine under a child context.
+func (h *hedge) launch(src *Source, model string, delay time.Duration) {
+	actx, cancel := context.WithCancel(h.ctx)
+	at := &attempt{src: src, model: model, delay: delay, cancel: cancel}
+	h.running[at] = true
+	c := call{messages: BuildPrompt(h.a.req, false), model: model, firstToken: h.firstToken, maxTokens: maxTokensFull}
+	h.wg.Go(func() {
+		defer cancel()
+		if !sleepCtx(actx, delay) {
+			h.done <- doneMsg{at: at, res: result{err: &Error{Class: ClassCanceled, Err: actx.Err()}}}
+			return
+		}
+		res := src.stream(actx, c, func(tok string) bool {
+			select {
+			case h.tokens <- tokenMsg{at: at, text: tok}:
+				return true
+			case <-actx.Done():
+				return false
+			}
+		})
+		h.done <- doneMsg{at: at, res: res}
+	})
+}
+
+// sleepCtx waits d; it reports false when ctx ended the wait.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

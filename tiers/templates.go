@@ -1,0 +1,69 @@
+package tiers
+
+import (
+	"context"
+	"time"
+)
+
+// TemplatesBackend names template recall in health records, metrics and
+// logs; a template probe given to NewHealth should use this name.
+const TemplatesBackend = "templates"
+
+// Honest notes shown with a template answer when the match carries none.
+const (
+	templateNoteZH = "基于通用模板，请结合自身经历调整后表述"
+	templateNoteEN = "Based on a generic template — adapt it to your own experience."
+)
+
+// Templates is template recall (L3) as the engine uses it.
+type Templates interface {
+	// Match returns the best template for text in lang ("zh" or "en") at
+	// seniority ("junior", "mid" or "senior"). A miss is Hit false with a
+	// nil error; an error is a failure of the template store, which the
+	// health center counts against L3.
+	Match(ctx context.Context, text, lang, seniority string) (TemplateMatch, error)
+}
+
+// TemplateMatch is the best template for a question.
+type TemplateMatch struct {
+	Hit        bool // Similarity reached the threshold
+	Similarity float64
+	ID         string // the template id, shown as the answer's source
+	Question   string // the template's question
+	Answer     string
+	Note       string // the honest note in the question's language; empty: the engine's default
+}
+
+// runL3 answers from the templates. It reports whether it answered; a
+// miss or an error leaves the question to the coach.
+func (a *answering) runL3(ctx context.Context) bool {
+	lang := questionLang(a.req.Question, a.req.Profile.Lang)
+	began := time.Now()
+	m, err := a.e.tpl.Match(ctx, a.req.Question, lang, a.req.Profile.Seniority)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false // our cancellation, not a template failure
+		}
+		class := Classify(err)
+		a.fail(class)
+		a.e.m.request(TemplatesBackend, class)
+		a.e.log.Warn().Err(err).Str("question", a.req.ID).Dur("took", time.Since(began)).Msg("tiers: template match failed")
+		a.e.reportResult(L3, TemplatesBackend, class)
+		return false
+	}
+	a.e.m.request(TemplatesBackend, ClassNone)
+	if !m.Hit || m.Answer == "" {
+		return false
+	}
+	note := m.Note
+	if note == "" {
+		note = templateNoteEN
+		if lang == "zh" {
+			note = templateNoteZH
+		}
+	}
+	a.begin(L3, m.ID, note)
+	a.delta(m.Answer)
+	a.end(reasonDone)
+	return true
+}

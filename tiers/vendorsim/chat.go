@@ -263,7 +263,8 @@ func (s *Sim) abandon(w http.ResponseWriter, err error) outcome {
 }
 
 // respond writes a non-streaming completion after the time the stream
-// would have taken, applying StallAfter, CutAfter and MalformedAt.
+// would have taken, applying StallAfter, CutAfter, MalformedAt and
+// ErrorAfter (a 500, as the generation failed).
 func (s *Sim) respond(w http.ResponseWriter, r *http.Request, a answer, f Fault) outcome {
 	ctx := r.Context()
 	if f.StallAfter > 0 {
@@ -271,6 +272,10 @@ func (s *Sim) respond(w http.ResponseWriter, r *http.Request, a answer, f Fault)
 	}
 	if err := s.sleep(ctx, time.Duration(max(len(a.pieces)-1, 0))*s.tokenDelay); err != nil {
 		return s.abandon(w, err)
+	}
+	if f.ErrorAfter > 0 {
+		writeAPIError(w, http.StatusInternalServerError, streamError.Error)
+		return outcomeFailed
 	}
 	body, _ := json.Marshal(a.completion()) // cannot fail: plain structs
 	w.Header().Set("Content-Type", "application/json")

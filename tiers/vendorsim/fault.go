@@ -45,7 +45,7 @@ type Fault struct {
 	MalformedAt int `json:"malformed_at,omitempty"`
 	// ErrorAfter streams N content chunks, then an SSE error event
 	// (data: {"error":{...}}) and ends the stream, as OpenAI does when a
-	// generation fails mid-stream.
+	// generation fails mid-stream. A non-streaming request gets a 500.
 	ErrorAfter int `json:"error_after,omitempty"`
 	// NoDone finishes normally (finish_reason "stop") but never sends
 	// data: [DONE], and closes the connection.

@@ -230,6 +230,11 @@ func TestErrorEventMidStream(t *testing.T) {
 	if len(pieces(res.content)) != 2 {
 		t.Errorf("content before the error = %q", res.content)
 	}
+	_, err := h.client.Chat.Completions.New(ctx, chatParams("m", "hi"))
+	var ae *openai.Error
+	if !errors.As(err, &ae) || ae.StatusCode != 500 || ae.Type != "server_error" {
+		t.Errorf("non-streaming: %v", err)
+	}
 }
 
 func TestNoDone(t *testing.T) {

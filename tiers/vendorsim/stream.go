@@ -9,7 +9,8 @@ import (
 )
 
 // writeTimeout bounds each write to a client, so a client that stops
-// reading cannot hold a handler for ever.
+// reading cannot hold a handler for ever. net/http clears the deadline
+// after each request.
 const writeTimeout = 10 * time.Second
 
 // chunk is one chat.completion.chunk, fields in the order OpenAI sends them.
@@ -103,7 +104,6 @@ func faultPoint(n, total int) int {
 // stream writes a as an SSE stream, applying the mid-stream faults:
 // StallAfter, CutAfter, ErrorAfter, MalformedAt and NoDone.
 func (s *Sim) stream(w http.ResponseWriter, r *http.Request, a answer, f Fault, includeUsage bool) outcome {
-	ctx := r.Context()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -111,81 +111,112 @@ func (s *Sim) stream(w http.ResponseWriter, r *http.Request, a answer, f Fault, 
 		h.Set("Connection", "close") // the server closes after the last chunk
 	}
 	w.WriteHeader(http.StatusOK)
-	sw := sseWriter{w: w, rc: http.NewResponseController(w)}
-
-	total := len(a.pieces)
-	stallAt, cutAt, errorAt := faultPoint(f.StallAfter, total), faultPoint(f.CutAfter, total), faultPoint(f.ErrorAfter, total)
-	malformedAt := -1 // content chunk index, or total+1 for the final chunk
+	st := &streamRun{
+		s: s, w: w, sw: sseWriter{w: w, rc: http.NewResponseController(w)}, r: r,
+		a: a, f: f, includeUsage: includeUsage, malformedAt: -1,
+	}
 	if f.MalformedAt > 0 {
-		malformedAt = min(f.MalformedAt, total+1)
+		st.malformedAt = min(f.MalformedAt, len(a.pieces)+1)
 	}
-	broken := false // a malformed chunk was sent: the request has failed whatever follows
-	lost := func() outcome {
-		if broken {
-			return outcomeFailed
-		}
-		return outcomeCancelled
+	if o, ended := st.content(); ended {
+		return o
 	}
-	send := func(n int, data []byte) error {
-		if n == malformedAt {
-			data, broken = data[:len(data)/2], true
-		}
-		return sw.event(data)
-	}
+	return st.finish()
+}
 
-	stopped := func(err error) outcome { // a wait ended early
-		if s.abandon(w, err) == outcomeCancelled {
-			return lost()
-		}
+// streamRun is one stream being written; owned by its handler.
+type streamRun struct {
+	s            *Sim
+	w            http.ResponseWriter
+	sw           sseWriter
+	r            *http.Request
+	a            answer
+	f            Fault
+	includeUsage bool
+	malformedAt  int  // chunk to break: content chunk n, or len(pieces)+1 for the finish chunk; -1 none
+	broken       bool // a malformed chunk was sent: the request has failed whatever follows
+}
+
+// send writes chunk n (see malformedAt), breaking it if asked to.
+func (st *streamRun) send(n int, data []byte) error {
+	if n == st.malformedAt {
+		data, st.broken = data[:len(data)/2], true
+	}
+	return st.sw.event(data)
+}
+
+// lost is the outcome when the client went away.
+func (st *streamRun) lost() outcome {
+	if st.broken {
 		return outcomeFailed
 	}
+	return outcomeCancelled
+}
 
+// stopped is the outcome when a wait ended early with err.
+func (st *streamRun) stopped(err error) outcome {
+	if st.s.abandon(st.w, err) == outcomeCancelled {
+		return st.lost()
+	}
+	return outcomeFailed
+}
+
+// content writes the role chunk and the content chunks, one every
+// TokenDelay, and applies StallAfter, CutAfter and ErrorAfter. It reports
+// whether the stream has ended, and how.
+func (st *streamRun) content() (outcome, bool) {
+	a, total := st.a, len(st.a.pieces)
+	stallAt, cutAt, errorAt := faultPoint(st.f.StallAfter, total), faultPoint(st.f.CutAfter, total), faultPoint(st.f.ErrorAfter, total)
 	empty := ""
-	if err := sw.event(a.chunk(chunkDelta{Role: "assistant", Content: &empty}, nil, includeUsage)); err != nil {
-		return lost()
+	if err := st.sw.event(a.chunk(chunkDelta{Role: "assistant", Content: &empty}, nil, st.includeUsage)); err != nil {
+		return st.lost(), true
 	}
 	for n := 0; ; n++ { // n content chunks have been sent
 		if n > 0 {
-			if err := send(n, a.chunk(chunkDelta{Content: &a.pieces[n-1]}, nil, includeUsage)); err != nil {
-				return lost()
+			if err := st.send(n, a.chunk(chunkDelta{Content: &a.pieces[n-1]}, nil, st.includeUsage)); err != nil {
+				return st.lost(), true
 			}
 		}
 		switch n {
 		case stallAt:
-			return stopped(s.hold(ctx))
+			return st.stopped(st.s.hold(st.r.Context())), true
 		case cutAt:
-			abortConn(w, false)
-			return outcomeFailed
+			abortConn(st.w, false)
+			return outcomeFailed, true
 		case errorAt:
-			b, _ := json.Marshal(streamError)
-			_ = sw.event(b)
-			return outcomeFailed
+			b, _ := json.Marshal(streamError) // cannot fail: plain structs
+			_ = st.sw.event(b)
+			return outcomeFailed, true
 		}
 		if n == total {
-			break
+			return 0, false
 		}
 		if n > 0 { // the first content chunk follows the role chunk at once
-			if err := s.sleep(ctx, s.tokenDelay); err != nil {
-				return stopped(err)
+			if err := st.s.sleep(st.r.Context(), st.s.tokenDelay); err != nil {
+				return st.stopped(err), true
 			}
 		}
 	}
+}
 
-	finish := a.finish
-	if err := send(total+1, a.chunk(chunkDelta{}, &finish, includeUsage)); err != nil {
-		return lost()
+// finish writes the finish chunk, the usage chunk when asked for, and
+// [DONE] unless NoDone.
+func (st *streamRun) finish() outcome {
+	reason := st.a.finish
+	if err := st.send(len(st.a.pieces)+1, st.a.chunk(chunkDelta{}, &reason, st.includeUsage)); err != nil {
+		return st.lost()
 	}
-	if includeUsage {
-		if err := sw.event(a.usageChunk()); err != nil {
-			return lost()
+	if st.includeUsage {
+		if err := st.sw.event(st.a.usageChunk()); err != nil {
+			return st.lost()
 		}
 	}
-	if !f.NoDone {
-		if err := sw.event([]byte("[DONE]")); err != nil {
-			return lost()
+	if !st.f.NoDone {
+		if err := st.sw.event([]byte("[DONE]")); err != nil {
+			return st.lost()
 		}
 	}
-	if broken {
+	if st.broken {
 		return outcomeFailed
 	}
 	return outcomeCompleted

@@ -2,8 +2,8 @@
 // Handler: the copilot page at /, the ops page at /ops and their static
 // assets (plain HTML, CSS and ES modules, no build step) under /static/.
 //
-// The pages speak the contract of docs (CONTRACT.md): the copilot page opens
-// the WebSocket protocol v1 on /ws and fetches /coach/scripts.json to coach
-// on its own when the server is unreachable; the ops page polls
-// /ops/api/*. Package web imports nothing else of Poise's.
+// The copilot page speaks WebSocket protocol v1 on /ws and fetches
+// /coach/scripts.json, which it caches to coach on its own when the server
+// is unreachable; the ops page polls /ops/api/*. Package web imports
+// nothing else of Poise's: the server routes to it, never the reverse.
 package web

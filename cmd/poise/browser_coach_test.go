@@ -41,8 +41,7 @@ var coachParityInputs = []string{
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run
 // when the server is out of reach) gives exactly the server's cards.
-func testCoachParity(t *testing.T, env *browserEnv) {
-	s := env.startPoise(t, "")
+func testCoachParity(t *testing.T, env *browserEnv, s *poiseServer) {
 	tb := env.newTab(t)
 	tb.do(chromedp.Navigate(s.url("/")))
 	tb.waitFor("the coach scripts", `document.body.dataset.scripts === 'loaded'`)

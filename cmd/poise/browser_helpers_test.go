@@ -50,7 +50,9 @@ func newBrowserEnv(t *testing.T, wav string) *browserEnv {
 		}
 		t.Skipf("%s is missing; install it with: apt-get install -y chromium", chromiumPath)
 	}
+	start := time.Now()
 	env := &browserEnv{bin: buildPoise(t), shots: os.Getenv("POISE_ARTIFACTS")}
+	t.Logf("built poise in %v", time.Since(start).Round(time.Millisecond))
 	if env.shots == "" {
 		env.shots = t.TempDir()
 	}
@@ -89,6 +91,7 @@ func newBrowserEnv(t *testing.T, wav string) *browserEnv {
 		t.Fatalf("start chromium: %v", err)
 	}
 	env.browser = browser
+	t.Logf("poise and chromium ready after %v", time.Since(start).Round(time.Millisecond))
 	return env
 }
 
@@ -167,8 +170,22 @@ func (e *browserEnv) startPoise(t *testing.T, addr string, args ...string) *pois
 		io.Copy(s.logs, lines) // ends when the process closes stdout
 		s.done <- cmd.Wait()
 	}()
-	t.Cleanup(func() { s.stop() })
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("poise %s log (tail):\n%s", s.addr, tail(s.logs.String(), 40))
+		}
+	})
 	return s
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (s *poiseServer) url(path string) string { return "http://" + s.addr + path }

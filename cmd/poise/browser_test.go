@@ -19,18 +19,20 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := newBrowserEnv(t, wav)
-	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env) })
-	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, enCase) })
-	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, zhCase) })
-	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env) })
+	// One server with the embedded defaults (no vendors: sessions at L3)
+	// serves the subtests that do not stop or reconfigure it.
+	plain := env.startPoise(t, "")
+	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env, plain) })
+	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, plain, enCase) })
+	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, plain, zhCase) })
+	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env, plain) })
 	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env) })
 	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env) })
 	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })
 	t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env) })
 }
 
-func testPagesLoadClean(t *testing.T, env *browserEnv) {
-	s := env.startPoise(t, "")
+func testPagesLoadClean(t *testing.T, env *browserEnv, s *poiseServer) {
 	tb := env.newTab(t)
 	tb.do(chromedp.Navigate(s.url("/")))
 	tb.waitFor("the profile form and the coach scripts", `document.body.dataset.view === 'profile' && document.body.dataset.scripts === 'loaded'`)
@@ -38,6 +40,11 @@ func testPagesLoadClean(t *testing.T, env *browserEnv) {
 	if !cached {
 		t.Error("the coach scripts were not cached in localStorage")
 	}
+	tb.do(chromedp.Click(chromedp.CSS(`input[name=lang][value=en]`)))
+	tb.shot("profile-en")
+	tb.do(chromedp.Click(chromedp.CSS(`input[name=lang][value=zh]`)))
+	tb.waitFor("the form in Chinese", `document.getElementById('profile-heading').textContent === '开始之前'`)
+	tb.shot("profile-zh")
 	tb.do(chromedp.Navigate(s.url("/ops")))
 	tb.waitFor("the ops page to poll", `Number(document.body.dataset.polls || 0) >= 2`)
 	tb.requireClean()
@@ -61,8 +68,7 @@ var (
 
 // testTypedQuestions: with no vendors configured the session is at L3; a
 // bank question streams the template answer, a statement gets the coach.
-func testTypedQuestions(t *testing.T, env *browserEnv, c typedCase) {
-	s := env.startPoise(t, "")
+func testTypedQuestions(t *testing.T, env *browserEnv, s *poiseServer, c typedCase) {
 	want := templateMatch(t, env, c.lang, c.seniority, c.bankQuestion)
 	tb := env.newTab(t)
 	tb.openCopilot(s, nil, profile{lang: c.lang, seniority: c.seniority, role: "Backend engineer", resume: "Five years of payments backends in Go."})

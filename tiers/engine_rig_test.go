@@ -120,6 +120,7 @@ type rig struct {
 	reg         *prometheus.Registry
 	logs        *syncBuffer
 	signals     <-chan Signal
+	clock       *fakeClock // the health center's; probe rounds move with it
 }
 
 // newRig builds the rig; adjust changes the config before the engine is
@@ -129,7 +130,7 @@ type rig struct {
 func newRig(t *testing.T, adjust func(*Config)) *rig {
 	t.Helper()
 	r := &rig{a: newSimHost(t), b: newSimHost(t), local: newSimHost(t), tpl: &fakeTemplates{},
-		reg: prometheus.NewPedanticRegistry(), logs: &syncBuffer{}}
+		reg: prometheus.NewPedanticRegistry(), logs: &syncBuffer{}, clock: newFakeClock()}
 	for _, h := range []struct {
 		host  simHost
 		model string
@@ -155,7 +156,7 @@ func newRig(t *testing.T, adjust func(*Config)) *rig {
 	log := zerolog.New(r.logs)
 	m := NewMetrics(r.reg)
 	tplProbe := Probe{Name: TemplatesBackend, Level: L3, Check: func(context.Context) error { return nil }}
-	r.health = NewHealth(r.cfg, []Probe{tplProbe}, log, m)
+	r.health = NewHealth(r.cfg, []Probe{tplProbe}, log, m, WithClock(r.clock.Now))
 	sigs, cancel := r.health.Subscribe(16)
 	t.Cleanup(cancel)
 	r.signals = sigs
@@ -196,6 +197,13 @@ func (r *rig) ask(t *testing.T, req Request) answer {
 
 func (r *rig) askCtx(t *testing.T, ctx context.Context, req Request) answer {
 	t.Helper()
+	return r.askHook(t, ctx, req, nil)
+}
+
+// askHook is askCtx with a hook that sees each event as it is emitted, on
+// Answer's goroutine.
+func (r *rig) askHook(t *testing.T, ctx context.Context, req Request, hook func(Event)) answer {
+	t.Helper()
 	if req.Question == "" {
 		req.Question = "Tell me about a time you fixed a production outage."
 	}
@@ -209,6 +217,9 @@ func (r *rig) askCtx(t *testing.T, ctx context.Context, req Request) answer {
 			a.firstAt = time.Since(began)
 		}
 		a.events = append(a.events, ev)
+		if hook != nil {
+			hook(ev)
+		}
 	})
 	a.took = time.Since(began)
 	checkShape(t, a, ctx.Err() != nil)

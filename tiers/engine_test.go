@@ -434,3 +434,38 @@ func (h simHost) waitCountersAsync(t *testing.T, model string, cond func(vendors
 	}()
 	t.Cleanup(func() { <-done })
 }
+
+// TestHTTPProbesFollowVendorHealth: the default probes (GET /v1/models)
+// fail while both vendors report HealthDown: 3 failed rounds take L1 down;
+// 3 passing rounds bring it back.
+func TestHTTPProbesFollowVendorHealth(t *testing.T) {
+	r := newRig(t, nil)
+	round := func() {
+		r.clock.Advance(time.Second)
+		r.health.CheckNow(t.Context())
+	}
+	r.a.sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{HealthDown: true})
+	r.b.sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{HealthDown: true})
+	for range 3 {
+		round()
+	}
+	if got := r.nextSignal(t); got != (Signal{Event: SignalVendorAllDown, Level: L1}) {
+		t.Fatalf("signal %+v, want vendor_all_down", got)
+	}
+	if got := r.health.Supported(); got != L2 {
+		t.Fatalf("Supported() = %v, want L2", got)
+	}
+	if got := r.a.sim.Counters(vendorsim.AnyModel).Probes; got != 3 {
+		t.Fatalf("vendor a probed %d times, want 3", got)
+	}
+	r.a.sim.ClearFaults()
+	for range 3 {
+		round()
+	}
+	if got := r.nextSignal(t); got != (Signal{Event: SignalRecovered, Level: L1}) {
+		t.Fatalf("signal %+v, want recovered", got)
+	}
+	if r.health.BackendUp("b") {
+		t.Fatal("vendor b up although its probes still fail")
+	}
+}

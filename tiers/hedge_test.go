@@ -28,7 +28,24 @@ func TestHedgeBackupBeatsSlowPrimary(t *testing.T) {
 		orderChecked <- err == nil && r.b.sim.Counters(modelB).Requests == 0
 	}()
 
-	a := r.ask(t, Request{})
+	// When the backup's first token is emitted, the primary is cancelled
+	// already: the engine does not wait for the end of the answer. Blocking
+	// in the hook holds the answer until the simulator has seen it.
+	cancelledAtOnce := false
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	a := r.askHook(t, ctx, Request{}, func(ev Event) {
+		if ev.Kind != EventStart {
+			return
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second) // the primary's token is due at 3 s
+		defer wcancel()
+		_, err := r.a.sim.WaitFor(wctx, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
+		cancelledAtOnce = err == nil
+	})
+	if !cancelledAtOnce {
+		t.Fatal("the primary was not cancelled when the backup won")
+	}
 	if !<-orderChecked {
 		t.Fatal("the backup was asked before the primary")
 	}

@@ -31,11 +31,11 @@ type Outcome struct {
 // serves every session.
 type Engine struct {
 	cfg     Config
-	vendors []*Source // L1, in priority order
-	local   *Source   // L2; nil when not configured
-	slots   chan struct{}
-	tpl     Templates // L3; nil when not configured
-	health  *Health   // nil: every configured level is usable
+	vendors []*Source     // L1, in priority order
+	local   *Source       // L2; nil when not configured
+	slots   chan struct{} // the L2 bulkhead: one token per local request in flight
+	tpl     Templates     // L3; nil when not configured
+	health  *Health       // nil: every configured level is usable
 	hc      *http.Client
 	log     zerolog.Logger
 	m       *Metrics

@@ -26,6 +26,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, plain, enCase) })
 	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, plain, zhCase) })
 	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env, plain) })
+	t.Run("connection logic", func(t *testing.T) { testConnection(t, env, plain) })
 	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env) })
 	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env) })
 	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })

@@ -38,6 +38,7 @@ export class Connection {
     this.lastSeq = 0; // highest seq applied in this session's stream
     this.gaps = 0; // messages the stream skipped (should stay 0)
     this.duplicates = 0; // replayed messages ignored because already applied
+    this.rewinds = 0; // resumes whose server stream was behind this page
     this.ws = null;
     this.established = false; // welcome received on the current socket
     this.attempt = 0; // failed connects since the last welcome
@@ -173,6 +174,12 @@ export class Connection {
     if (newSession) {
       this.lastSeq = 0;
       this.gaps = 0;
+    } else if (Number(msg.last_seq) < this.lastSeq) {
+      // The server's stream is behind what was applied here (it restored
+      // the session from older shared state): its next messages reuse seqs
+      // this page already saw and must not be dropped as duplicates.
+      this.lastSeq = Number(msg.last_seq);
+      this.rewinds++;
     }
     this.session = { id: msg.session_id, token: msg.resume_token };
     this.established = true;

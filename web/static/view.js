@@ -32,6 +32,7 @@ export class View {
     for (const turn of this.turns.values()) {
       if (turn.key !== this.currentKey) hist.prepend(this.historyItem(turn));
     }
+    this.trimHistory();
   }
 
   // turn returns the turn for key, creating it (and making it current) when
@@ -199,9 +200,14 @@ export class View {
     return li;
   }
 
+  // trimHistory drops the oldest earlier turns beyond MAX_HISTORY, from the
+  // page and from memory: a long interview stays light.
   trimHistory() {
     const hist = this.el('history');
-    while (hist.children.length > MAX_HISTORY) hist.lastElementChild.remove();
+    while (hist.children.length > MAX_HISTORY) {
+      this.turns.delete(hist.lastElementChild.dataset.key);
+      hist.lastElementChild.remove();
+    }
   }
 
   // caption shows a partial (faint) or final (solid) caption line.

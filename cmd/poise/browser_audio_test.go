@@ -14,8 +14,7 @@ const micWAV = "../../asr/testdata/en_questions.wav"
 // WAV, the page's AudioWorklet sends 16 kHz PCM16 frames, poise -demo's
 // whisper (vendorsim) transcribes each utterance, and the page shows the
 // caption and then the answer the server started on its own.
-func testMicCaptions(t *testing.T, env *browserEnv) {
-	s := env.startPoise(t, "", "-demo")
+func testMicCaptions(t *testing.T, env *browserEnv, s *poiseServer) {
 	tb := env.newTab(t)
 	tb.openCopilot(s, nil, profile{lang: "en", seniority: "mid", role: "Backend engineer"})
 	tb.do(chromedp.Click(chromedp.ID("btn-mic")))

@@ -2,8 +2,6 @@ package main
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,8 +18,7 @@ var offlineQuery = query("offline_after_ms", "1500", "reconnect_max_ms", "400")
 // its own with the coach-mode chip; when the server is back on the same
 // port the page reconnects, shows the server's level again and has lost
 // and doubled nothing.
-func testOfflineAndRestart(t *testing.T, env *browserEnv) {
-	s := env.startPoise(t, "")
+func testOfflineAndRestart(t *testing.T, env *browserEnv, s *poiseServer) {
 	tabs := map[string]*tab{"en": env.newTab(t), "zh": env.newTab(t)}
 	bank := map[string]string{"en": enCase.bankQuestion, "zh": zhCase.bankQuestion}
 	for lang, tb := range tabs {
@@ -94,11 +91,7 @@ func testOfflineAndRestart(t *testing.T, env *browserEnv) {
 // drops to L4; when the network is back the page resumes the same session
 // with last_seq, gets what it missed exactly once and climbs back.
 func testResumeThroughCut(t *testing.T, env *browserEnv) {
-	cfg := filepath.Join(t.TempDir(), "poise.yaml")
-	if err := os.WriteFile(cfg, []byte("heartbeat_timeout_ms: 1500\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := env.startPoise(t, "", "-config", cfg)
+	s := env.startPoise(t, "", "-config", writeFile(t, "poise.yaml", "heartbeat_timeout_ms: 1500\n"))
 	proxy := startCutProxy(t, s.addr)
 	tb := env.newTab(t)
 	tb.do(navigateTo(proxy.url("/?ping_ms=300&reconnect_max_ms=400")))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,17 +21,20 @@ func TestBrowser(t *testing.T) {
 	}
 	env := newBrowserEnv(t, wav)
 	// One server with the embedded defaults (no vendors: sessions at L3)
-	// serves the subtests that do not stop or reconfigure it.
+	// serves the subtests that do not reconfigure it; the offline subtest,
+	// last of them, stops it and starts another on its port. One -demo
+	// server serves the microphone, then the level walk.
 	plain := env.startPoise(t, "")
+	demo := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
 	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env, plain) })
 	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, plain, enCase) })
 	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, plain, zhCase) })
 	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env, plain) })
 	t.Run("connection logic", func(t *testing.T) { testConnection(t, env, plain) })
-	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env) })
-	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env) })
+	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env, plain) })
 	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })
-	t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env) })
+	t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env, demo) })
+	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env, demo) })
 }
 
 func testPagesLoadClean(t *testing.T, env *browserEnv, s *poiseServer) {
@@ -143,4 +147,14 @@ func templateMatch(t *testing.T, env *browserEnv, lang, seniority, text string) 
 		t.Fatalf("poise templates match %q: %s (%v); the test needs a bank question", text, out, err)
 	}
 	return h
+}
+
+// writeFile writes a file in a temporary directory and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -2,20 +2,33 @@ package recall
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
-	"strings"
+	"slices"
+	"unicode/utf8"
 )
 
 // embedderVersion names the offline embedder's feature scheme; change it
 // whenever features or weights change, so stored vectors are never mixed.
-const embedderVersion = "offline-hash-v1"
+const embedderVersion = "offline-hash-v3"
 
-// defaultDim is the offline embedder's vector length. Dimension 0 holds the
-// mass of features the bank never uses; the rest hold hashed bank features.
-// 1024 keeps a query over the whole bank well under a millisecond and
-// hashing collisions rare (signed hashing makes them cancel on average).
+// defaultDim is the offline embedder's vector length: three reserved
+// dimensions (see dimQueryMass), one per lexicon concept, and hashed word
+// and character features in the rest. 1024 keeps a query over the whole
+// bank well under a millisecond; the light hashed features collide, but
+// with signed hashing collisions cancel on average (measured: no accuracy
+// gain from 2048 or 4096).
 const defaultDim = 1024
+
+// Reserved dimensions of an embedding. Lexicon concepts follow them, one
+// dimension each (they weigh most, so a hashing collision between two
+// concepts would merge two meanings); the remaining dimensions hold the
+// hashed word and character features.
+const (
+	dimQueryMass = iota // queries only: features the bank never uses, plus smoothing
+	dimDocMass          // documents only: smoothing
+	dimAsk              // both: "this asks the candidate something"
+	firstConceptDim
+)
 
 // featureKind tells the offline embedder's feature families apart; each has
 // its own weight.
@@ -31,29 +44,66 @@ const (
 	numKinds
 )
 
-// kindWeights scale each family. Concepts weigh most because they carry
-// meaning across wordings and languages; single Chinese characters least
-// because most are ambiguous alone.
-var kindWeights = [numKinds]float64{
-	kindWord:    1.0,
-	kindBigram:  0.8,
-	kindChar:    0.3,
-	kindChar2:   1.0,
-	kindChar3:   0.7,
-	kindConcept: 1.6,
+// params are the offline embedder's weights. They were swept on the
+// development data of calibrate_test.go (leave-one-out on the bank's own
+// paraphrases, and testdata/dev_negatives.yaml), not on eval.yaml; the
+// results sit on a plateau, so small changes move little.
+type params struct {
+	// kind scales each feature family. Concepts weigh most because they
+	// carry meaning across wordings and languages; single Chinese
+	// characters least because most are ambiguous alone.
+	kind [numKinds]float64
+	// context scales the features of statements in an utterance that also
+	// asks a question: spoken questions come wrapped in acknowledgements
+	// and remarks ("OK, thanks for that. So, why ...?").
+	context float64
+	// oov scales the idf of a feature the bank never uses, relative to the
+	// rarest bank feature: off-topic words lower the similarity.
+	oov float64
+	// smooth is a constant mass added to both sides' norms, in units of
+	// the highest idf (a word only one template uses), so that agreeing on
+	// one or two words is weak evidence and short texts do not reach
+	// similarity 1 by accident.
+	smooth float64
+	// ask is the share of the similarity that comes from both texts asking
+	// the candidate something (dimAsk), the rest from their topic:
+	// similarity = ask·[query asks] + (1-ask)·topic cosine. It places the
+	// hit threshold (0.78) at the topic cosine where the development data
+	// separate paraphrases from other utterances.
+	ask float64
+	// statementAsk is the dimAsk value of a query with no question mark and
+	// no interrogative or request word: small talk and remarks are usually
+	// statements, but a question typed or transcribed without punctuation
+	// still reads as one.
+	statementAsk float64
 }
 
-// oovShare scales the idf of a feature the bank never uses (which goes to
-// dimension 0): off-topic words lower the similarity, but a little less than
-// a rare bank word would, since fillers and lead-ins are often unseen words.
-const oovShare = 0.7
+var defaultParams = params{
+	kind: [numKinds]float64{
+		kindWord:    1.3,
+		kindBigram:  0.8,
+		kindChar:    0.3,
+		kindChar2:   1.0,
+		kindChar3:   0.4,
+		kindConcept: 4,
+	},
+	context:      0.4,
+	oov:          1.2,
+	smooth:       1.9,
+	ask:          0.66,
+	statementAsk: 0.5,
+}
 
 // Embedder is the offline bilingual embedder: a feature-hashed, idf
 // weighted bag of English stems and stem bigrams, Chinese character 1-3
-// grams and lexicon concepts, returned as a unit vector. It is read-only
-// after construction and safe for concurrent use.
+// grams and lexicon concepts, plus a "this is a question to the candidate"
+// component, returned as unit vectors. Queries and documents are embedded
+// differently (EmbedQuery, EmbedDocument) so that words the bank never uses
+// lower a query's similarity without ever matching. It is read-only after
+// construction and safe for concurrent use.
 type Embedder struct {
 	dim    int
+	p      params
 	lex    *lexicon
 	idf    map[uint64]float64 // feature hash → idf, for features the bank uses
 	oovIDF float64
@@ -64,17 +114,31 @@ type Embedder struct {
 // templates whose wordings (canonical and paraphrases, both languages)
 // contain it.
 func NewEmbedder(b *Bank) (*Embedder, error) {
+	e, _, err := newEmbedder(b)
+	return e, err
+}
+
+// wordingFeatures are the features of each bank wording, keyed by its text
+// (validation makes wordings unique), kept while a Store indexes them.
+type wordingFeatures map[string]map[uint64]featureCount
+
+// newEmbedder is NewEmbedder that also returns the features it extracted
+// from every wording, so that NewStore does not extract them twice.
+func newEmbedder(b *Bank) (*Embedder, wordingFeatures, error) {
 	lex, err := compileLexicon(conceptTable)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	e := &Embedder{dim: defaultDim, lex: lex, idf: make(map[uint64]float64)}
+	e := &Embedder{dim: defaultDim, p: defaultParams, lex: lex, idf: make(map[uint64]float64)}
+	all := make(wordingFeatures, 10*b.Len())
 	df := make(map[uint64]int)
 	for _, q := range b.Questions {
 		seen := make(map[uint64]bool)
 		for _, lang := range []string{LangZH, LangEN} {
 			for _, w := range append([]string{q.Wording(lang)}, q.Paraphrases.In(lang)...) {
-				for h := range e.features(w) {
+				fs := e.features(w)
+				all[w] = fs
+				for h := range fs {
 					seen[h] = true
 				}
 			}
@@ -87,42 +151,119 @@ func NewEmbedder(b *Bank) (*Embedder, error) {
 	for h, d := range df {
 		e.idf[h] = math.Log((n+1)/(float64(d)+1)) + 1
 	}
-	e.oovIDF = oovShare * (math.Log(n+1) + 1)
-	return e, nil
+	e.oovIDF = math.Log(n+1) + 1
+	return e, all, nil
 }
 
 // Version names the embedding scheme.
 func (e *Embedder) Version() string { return embedderVersion }
 
-// Func adapts Embed to chromem-go. It never returns nil vectors, so chromem
-// never falls back to its OpenAI default.
-func (e *Embedder) Func() func(ctx context.Context, text string) ([]float32, error) {
+// QueryFunc adapts EmbedQuery to chromem-go. It never returns nil vectors,
+// so chromem never falls back to its OpenAI default.
+func (e *Embedder) QueryFunc() func(ctx context.Context, text string) ([]float32, error) {
 	return func(_ context.Context, text string) ([]float32, error) {
-		return e.Embed(text), nil
+		return e.EmbedQuery(text), nil
 	}
 }
 
-// Embed returns the unit vector of text. A text without any feature (empty,
-// only fillers) gets dimension 0, which no bank wording uses, so it is
-// similar to nothing.
-func (e *Embedder) Embed(text string) []float32 {
-	v := make([]float64, e.dim)
-	var oov float64
-	for h, f := range e.features(text) {
-		w := (1 + math.Log(float64(f.tf))) * kindWeights[f.kind]
+// EmbedQuery returns the unit vector of a live utterance. A text without
+// any feature (empty, only fillers) is similar to nothing.
+func (e *Embedder) EmbedQuery(text string) []float32 {
+	v, oov := e.topic(text)
+	v[dimQueryMass] = math.Sqrt(oov + e.smoothing()*e.smoothing())
+	return e.finish(v, e.askComponent(text))
+}
+
+// askComponent is the dimAsk value of a query: 1 for a question or request
+// to the candidate, p.statementAsk for a statement, and 0 for a technical
+// knowledge question, which template recall never answers (with ask = 0.5
+// its similarity stays below sqrt(0.5) ≈ 0.71).
+func (e *Embedder) askComponent(text string) float64 {
+	switch {
+	case asksKnowledge(text):
+		return 0
+	case asksCandidate(text):
+		return 1
+	default:
+		return e.p.statementAsk
+	}
+}
+
+// EmbedDocument returns the unit vector of a bank wording. Every wording
+// asks the candidate something.
+func (e *Embedder) EmbedDocument(text string) []float32 {
+	return e.embedDocument(e.features(text))
+}
+
+// embedDocument is EmbedDocument from extracted features.
+func (e *Embedder) embedDocument(fs map[uint64]featureCount) []float32 {
+	v, _ := e.topicOf(fs)
+	v[dimDocMass] = e.smoothing()
+	return e.finish(v, 1)
+}
+
+// smoothing is the constant norm mass of p.smooth.
+func (e *Embedder) smoothing() float64 { return e.p.smooth * e.oovIDF }
+
+// topic returns the hashed, weighted bank features of text and the squared
+// mass of its features the bank never uses.
+func (e *Embedder) topic(text string) (v []float64, oov float64) {
+	return e.topicOf(e.features(text))
+}
+
+// topicOf is topic from extracted features.
+func (e *Embedder) topicOf(fs map[uint64]featureCount) (v []float64, oov float64) {
+	v = make([]float64, e.dim)
+	for h, f := range fs {
+		w := sublinear(f.tf) * e.p.kind[f.kind]
 		idf, known := e.idf[h]
 		if !known {
-			oov += (w * e.oovIDF) * (w * e.oovIDF)
+			w *= e.p.oov * e.oovIDF
+			oov += w * w
 			continue
 		}
-		i := 1 + int(h%uint64(e.dim-1))
-		if h>>63 == 1 {
-			w = -w
+		i := f.slot
+		if f.kind != kindConcept {
+			hashed := e.dim - e.firstHashedDim()
+			i = e.firstHashedDim() + int(h%uint64(hashed))
+			if h>>63 == 1 {
+				w = -w
+			}
 		}
 		v[i] += w * idf
 	}
-	v[0] = math.Sqrt(oov)
+	return v, oov
+}
+
+// firstHashedDim is the first dimension of hashed features, after the
+// reserved and concept dimensions.
+func (e *Embedder) firstHashedDim() int { return firstConceptDim + len(e.lex.names) }
+
+// finish scales the topic part of v to length sqrt(1-ask share), sets the
+// ask component and returns v as a unit float32 vector.
+func (e *Embedder) finish(v []float64, ask float64) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += x * x
+	}
+	if sum == 0 { // no feature and no smoothing
+		v[dimQueryMass], sum = 1, 1
+	}
+	scale := math.Sqrt((1 - e.p.ask) / sum)
+	for i := range v {
+		v[i] *= scale
+	}
+	v[dimAsk] = math.Sqrt(e.p.ask) * ask
 	return unit(v)
+}
+
+// sublinear damps repeated features: a weight up to 1 counts as it is,
+// beyond that logarithmically.
+func sublinear(tf float64) float64 {
+	if tf <= 1 {
+		return tf
+	}
+	return 1 + math.Log(tf)
 }
 
 // unit scales v to length 1 as float32; the zero vector becomes the unit
@@ -144,24 +285,41 @@ func unit(v []float64) []float32 {
 	return out
 }
 
-// featureCount is one feature's family and term frequency in a text.
+// featureCount is one feature's family, weighted term frequency and, for
+// a concept, its dimension.
 type featureCount struct {
 	kind featureKind
-	tf   int
+	tf   float64
+	slot int
 }
 
-// features extracts the hashed features of text with their counts.
+// features extracts the hashed features of text with their weighted
+// counts. When some sentence of text is a question, the other sentences
+// count p.context each.
 func (e *Embedder) features(text string) map[uint64]featureCount {
 	fs := make(map[uint64]featureCount)
-	add := func(kind featureKind, s string) {
-		h := featureHash(kind, s)
-		fc := fs[h]
-		fc.kind = kind
-		fc.tf++
-		fs[h] = fc
+	sentences := splitSentences(normalizeText(text))
+	asks := slices.ContainsFunc(sentences, isQuestion)
+	for _, sentence := range sentences {
+		weight := 1.0
+		if asks && !isQuestion(sentence) {
+			weight = e.p.context
+		}
+		add := func(kind featureKind, h uint64, slot int) {
+			fc := fs[h]
+			fc.kind, fc.slot = kind, slot
+			fc.tf += weight
+			fs[h] = fc
+		}
+		e.sentenceFeatures(sentence, add)
 	}
-	addConcept := func(c int) { add(kindConcept, e.lex.names[c]) }
-	for _, seg := range splitSegments(normalizeText(text)) {
+	return fs
+}
+
+// sentenceFeatures calls add for every feature of one normalized sentence.
+func (e *Embedder) sentenceFeatures(sentence string, add func(kind featureKind, h uint64, slot int)) {
+	addConcept := func(c int) { add(kindConcept, e.lex.hashes[c], firstConceptDim+c) }
+	for _, seg := range splitSegments(sentence) {
 		if seg.han {
 			rs := []rune(seg.text)
 			e.lex.matchZH(rs, addConcept)
@@ -175,21 +333,20 @@ func (e *Embedder) features(text string) map[uint64]featureCount {
 		e.lex.matchEN(stems, addConcept)
 		wordFeatures(seg.words, stems, add)
 	}
-	return fs
 }
 
 // wordFeatures adds the stems of an English segment's content words and
 // the bigrams of adjacent content words; fillers and stop words are skipped
 // and bridged.
-func wordFeatures(words, stems []string, add func(featureKind, string)) {
+func wordFeatures(words, stems []string, add func(featureKind, uint64, int)) {
 	prev := ""
 	for i, w := range words {
 		if stopWordsEN[w] {
 			continue
 		}
-		add(kindWord, stems[i])
+		add(kindWord, featureHash(kindWord, stems[i]), 0)
 		if prev != "" {
-			add(kindBigram, prev+" "+stems[i])
+			add(kindBigram, bigramHash(prev, stems[i]), 0)
 		}
 		prev = stems[i]
 	}
@@ -197,121 +354,58 @@ func wordFeatures(words, stems []string, add func(featureKind, string)) {
 
 // hanFeatures adds character 1-, 2- and 3-grams of a Chinese run, after
 // cutting it at fillers and particles so that no n-gram spans them.
-func hanFeatures(rs []rune, add func(featureKind, string)) {
+func hanFeatures(rs []rune, add func(featureKind, uint64, int)) {
 	for _, piece := range cutFillersZH(rs) {
 		for i := range piece {
 			if !stopCharsZH[piece[i]] {
-				add(kindChar, string(piece[i]))
+				add(kindChar, runesHash(kindChar, piece[i:i+1]), 0)
 			}
 			if i+2 <= len(piece) {
-				add(kindChar2, string(piece[i:i+2]))
+				add(kindChar2, runesHash(kindChar2, piece[i:i+2]), 0)
 			}
 			if i+3 <= len(piece) {
-				add(kindChar3, string(piece[i:i+3]))
+				add(kindChar3, runesHash(kindChar3, piece[i:i+3]), 0)
 			}
 		}
 	}
 }
 
-// cutFillersZH splits a Chinese run at spoken fillers ("那个", "就是") and
-// particles ("的", "吗"), dropping them.
-func cutFillersZH(rs []rune) [][]rune {
-	var pieces [][]rune
-	start := 0
-	for i := 0; i < len(rs); {
-		n := fillerAt(rs, i)
-		if n == 0 {
-			i++
-			continue
-		}
-		if i > start {
-			pieces = append(pieces, rs[start:i])
-		}
-		i += n
-		start = i
-	}
-	if start < len(rs) {
-		pieces = append(pieces, rs[start:])
-	}
-	return pieces
-}
-
-// fillerAt returns the length in runes of the filler starting at rs[i], or 0.
-func fillerAt(rs []rune, i int) int {
-	for _, f := range fillersZH {
-		if hasRunePrefix(rs[i:], f) {
-			return len(f)
-		}
-	}
-	if particlesZH[rs[i]] {
-		return 1
-	}
-	return 0
-}
-
-func hasRunePrefix(rs, prefix []rune) bool {
-	return len(rs) >= len(prefix) && equalRunes(rs[:len(prefix)], prefix)
-}
-
-// featureHash hashes a feature with its family (FNV-1a, stable across runs
-// and machines, so vectors could be stored and compared later).
+// featureHash hashes a feature with its family: FNV-1a over the family
+// byte and the feature's UTF-8 bytes, stable across runs and machines.
+// bigramHash and runesHash compute the same hash without building the
+// string.
 func featureHash(kind featureKind, s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte{byte(kind)})
-	h.Write([]byte(s))
-	return h.Sum64()
-}
-
-// stopWordsEN are English function words and spoken fillers: they add no
-// feature of their own (concept terms still see them).
-var stopWordsEN = setOf(strings.Fields(`
-a an the and or but if so of to in on at for with about as by from into
-over is are was were be been being am do does did done have has had i me my
-mine myself we us our you your yours he she him his her it its they them
-their this that these those there here what which who whom whose when where
-why how can could would should will shall may might must just really very
-um uh umm uhh erm er ah oh hmm mm okay ok alright right well like great
-thanks thank cool sure yeah yes yep please let tell say said some any bit
-little maybe also then now next go going get got one thing things kind sort
-actually basically mean wanna gonna gotta quick quickly know gotcha awesome
-perfect nice good fine sounds anyway anything something all not no out up
-more most much lot lots ever every again still too than other
-`))
-
-// fillersZH are spoken Chinese fillers and politeness formulas, longest
-// first, cut out before n-grams are taken.
-var fillersZH = runesOf(strings.Fields(`
-就是说 我想问 你能不能 能不能 可不可以 那个 这个 就是 然后 那么 好的 谢谢
-一下 的话 请问 我想 可以 你能 麻烦 嗯嗯 对吧 是吧 好吧 接下来 下面
-`))
-
-// particlesZH are single-character particles and interjections, cut out
-// like fillers.
-var particlesZH = setOfRunes("的了吗呢吧啊呀嘛嗯呃哦哈噢诶")
-
-// stopCharsZH add no unigram feature of their own, but stay inside n-grams.
-var stopCharsZH = setOfRunes("你我他她它们是在有和与就也都很还这那个一不什么怎么样吗请说讲聊谈下")
-
-func setOf(words []string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
+	h := fnvStep(fnvOffset, byte(kind))
+	for i := 0; i < len(s); i++ {
+		h = fnvStep(h, s[i])
 	}
-	return m
+	return h
 }
 
-func setOfRunes(s string) map[rune]bool {
-	m := make(map[rune]bool)
-	for _, r := range s {
-		m[r] = true
+// bigramHash is featureHash(kindBigram, a+" "+b).
+func bigramHash(a, b string) uint64 {
+	h := fnvStep(fnvOffset, byte(kindBigram))
+	for i := 0; i < len(a); i++ {
+		h = fnvStep(h, a[i])
 	}
-	return m
+	h = fnvStep(h, ' ')
+	for i := 0; i < len(b); i++ {
+		h = fnvStep(h, b[i])
+	}
+	return h
 }
 
-func runesOf(words []string) [][]rune {
-	out := make([][]rune, len(words))
-	for i, w := range words {
-		out[i] = []rune(w)
+// runesHash is featureHash(kind, string(rs)).
+func runesHash(kind featureKind, rs []rune) uint64 {
+	h := fnvStep(fnvOffset, byte(kind))
+	var buf [utf8.UTFMax]byte
+	for _, r := range rs {
+		n := utf8.EncodeRune(buf[:], r)
+		for _, c := range buf[:n] {
+			h = fnvStep(h, c)
+		}
 	}
-	return out
+	return h
 }
+
+func fnvStep(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }

@@ -9,7 +9,8 @@ import (
 
 func TestStem(t *testing.T) {
 	groups := [][]string{
-		{"manage", "managing", "managed", "manager", "managers", "management"},
+		{"manage", "managing", "managed", "management"},
+		{"manager", "managers"},
 		{"leave", "leaving", "leaves"},
 		{"motivate", "motivated", "motivation", "motivates"},
 		{"company", "companies"},
@@ -25,7 +26,7 @@ func TestStem(t *testing.T) {
 			}
 		}
 	}
-	for _, w := range []string{"process", "focus", "analysis", "yes", "team"} {
+	for _, w := range []string{"process", "focus", "analysis", "yes", "team", "other", "together"} {
 		if got := stem(w); got != w {
 			t.Errorf("stem(%q) = %q, want it unchanged", w, got)
 		}
@@ -95,20 +96,24 @@ func TestEmbedUnitVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"", "   ", "嗯嗯", "um, uh", "What is your greatest weakness?", "你最大的缺点是什么？", "zzz qqq", "混合 mixed 文本"} {
-		v := e.Embed(text)
-		if len(v) != defaultDim {
-			t.Fatalf("Embed(%q): %d dims, want %d", text, len(v), defaultDim)
-		}
-		var sum float64
-		for _, x := range v {
-			sum += float64(x) * float64(x)
-		}
-		if math.Abs(sum-1) > 1e-5 {
-			t.Errorf("Embed(%q): squared norm %v, want 1", text, sum)
+		for name, v := range map[string][]float32{"EmbedQuery": e.EmbedQuery(text), "EmbedDocument": e.EmbedDocument(text)} {
+			if len(v) != defaultDim {
+				t.Fatalf("%s(%q): %d dims, want %d", name, text, len(v), defaultDim)
+			}
+			var sum float64
+			for _, x := range v {
+				sum += float64(x) * float64(x)
+			}
+			if math.Abs(sum-1) > 1e-5 {
+				t.Errorf("%s(%q): squared norm %v, want 1", name, text, sum)
+			}
 		}
 	}
-	if v := e.Embed("um, uh"); v[0] != 1 {
-		t.Errorf("a text of fillers only must sit on dimension 0, got v[0] = %v", v[0])
+	for _, text := range []string{"um, uh", "zzz qqq", "嗯嗯"} {
+		v := e.EmbedQuery(text)
+		if i := slices.IndexFunc(v[firstConceptDim:], func(x float32) bool { return x != 0 }); i >= 0 {
+			t.Errorf("EmbedQuery(%q) has bank feature %d: fillers and unknown words must match nothing", text, i)
+		}
 	}
 }
 
@@ -135,16 +140,34 @@ func TestEmbedSimilarityOrder(t *testing.T) {
 		{"请简单介绍一下你自己。", "Introduce yourself, please.", "你最大的缺点是什么？"},
 	}
 	for _, tt := range tests {
-		a := e.Embed(tt.anchor)
-		near, far := cosine(a, e.Embed(tt.near)), cosine(a, e.Embed(tt.far))
+		a := e.EmbedDocument(tt.anchor)
+		near, far := cosine(a, e.EmbedQuery(tt.near)), cosine(a, e.EmbedQuery(tt.far))
 		if near <= far {
 			t.Errorf("%q: near %q = %.3f, far %q = %.3f; want near > far", tt.anchor, tt.near, near, tt.far, far)
 		}
 	}
-	if got := cosine(e.Embed("Why quit now?"), e.Embed("why QUIT now")); got < 0.999 {
-		t.Errorf("case and punctuation changed the vector: cosine %.4f", got)
+	if got := cosine(e.EmbedQuery("Why quit now?"), e.EmbedQuery("why QUIT now?")); got < 0.999 {
+		t.Errorf("case changed the vector: cosine %.4f", got)
 	}
-	if got := cosine(e.Embed("ｗｈｙ ｑｕｉｔ"), e.Embed("why quit")); got < 0.999 {
+	if got := cosine(e.EmbedQuery("ｗｈｙ ｑｕｉｔ？"), e.EmbedQuery("why quit?")); got < 0.999 {
 		t.Errorf("full-width letters changed the vector: cosine %.4f", got)
+	}
+}
+
+func TestFeatureHashesAgree(t *testing.T) {
+	if bigramHash("manag", "team") != featureHash(kindBigram, "manag team") {
+		t.Error("bigramHash differs from featureHash of the joined bigram")
+	}
+	rs := []rune("缺点é")
+	if runesHash(kindChar3, rs) != featureHash(kindChar3, string(rs)) {
+		t.Error("runesHash differs from featureHash of the string")
+	}
+}
+
+func TestCountEN(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "Hi, I'm [name] - a well-known dev.": 7, "我是[姓名]": 2} {
+		if got := countEN(s); got != want {
+			t.Errorf("countEN(%q) = %d, want %d", s, got, want)
+		}
 	}
 }

@@ -7,16 +7,27 @@ import (
 	"strings"
 
 	"github.com/philippgille/chromem-go"
+	"golang.org/x/sync/errgroup"
 )
 
-// DefaultThreshold is the cosine similarity at or above which the best
-// template is a hit.
+// DefaultThreshold is the similarity at or above which the best template
+// is a hit.
 //
-// Calibration: the offline embedder's similarities were measured on two
-// sets the embedder was not built from: the bank's own paraphrases, each
-// queried with itself left out of the index (leave-one-out), and the
-// negative half of testdata/eval.yaml. See TestCalibration
-// (go test -run Calibration -v ./tiers/recall/) for the printed table.
+// Calibration. The offline embedder's raw lexical cosine runs lower than a
+// neural model's (a good paraphrase scores 0.4-0.8), so the embedder
+// builds the scale into its vectors: one shared dimension says "this asks
+// the candidate something", and with its share set to 0.66 (params.ask)
+// the stored cosine is 0.66 + 0.34·(lexical cosine) for a question, lower
+// for a statement, and below 0.71 for a technical knowledge question.
+// 0.78 therefore means a lexical cosine of about 0.35 for a question. The
+// share was chosen on development data only: every bank paraphrase held
+// out of the index in turn (its own words treated as unknown), and the 61
+// utterances of testdata/dev_negatives.yaml. At 0.78 that data gave 70% of
+// held-out paraphrases hitting their template (of 71% ranked first at
+// all) and 4.9% of development negatives hitting any; 0.76 let 6.6%
+// through, 0.80 lost 3 points of hits. TestCalibration prints the whole
+// table (go test -run Calibration -v ./tiers/recall/) and fails if it
+// drifts; TestEval measures the independent evaluation set.
 const DefaultThreshold = 0.78
 
 const (
@@ -61,6 +72,10 @@ type Store struct {
 // NewStore embeds every wording of b (canonical and paraphrases) with the
 // offline embedder and indexes them in one in-memory chromem-go collection
 // per language; each document points at its template. m may be nil.
+//
+// It takes about 40 ms of CPU for the 200-template bank (2,000 wordings),
+// spread over two goroutines (one per language) that it waits for; that is
+// cheaper than importing stored vectors, so nothing is cached on disk.
 func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 	if b == nil || b.Len() == 0 {
 		return nil, errors.New("recall: store: empty bank")
@@ -72,37 +87,44 @@ func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 	if th < 0 || th > 1 {
 		return nil, fmt.Errorf("recall: store: threshold %v outside (0, 1]", cfg.Threshold)
 	}
-	emb, err := NewEmbedder(b)
+	emb, feats, err := newEmbedder(b)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{bank: b, embed: emb, cols: make(map[string]*chromem.Collection), threshold: th, metrics: m}
 	db := chromem.NewDB()
-	for _, lang := range []string{LangZH, LangEN} {
-		col, err := db.GetOrCreateCollection("questions-"+lang, map[string]string{"embedder": emb.Version()}, emb.Func())
+	cols := make([]*chromem.Collection, 2)
+	var g errgroup.Group // one goroutine per language; Wait returns when both are done
+	for i, lang := range []string{LangZH, LangEN} {
+		col, err := db.GetOrCreateCollection("questions-"+lang, map[string]string{"embedder": emb.Version()}, emb.QueryFunc())
 		if err != nil {
 			return nil, fmt.Errorf("recall: store: %w", err)
 		}
-		if err := s.index(col, lang); err != nil {
-			return nil, err
-		}
-		s.cols[lang] = col
+		cols[i] = col
+		g.Go(func() error { return index(col, b, emb, feats, lang) })
 	}
-	return s, nil
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return &Store{
+		bank:      b,
+		embed:     emb,
+		cols:      map[string]*chromem.Collection{LangZH: cols[0], LangEN: cols[1]},
+		threshold: th,
+		metrics:   m,
+	}, nil
 }
 
-// index adds every wording in lang to col, embedded up front so chromem
-// stores our unit vectors as they are.
-func (s *Store) index(col *chromem.Collection, lang string) error {
+// index adds every wording of b in lang to col, embedded up front so
+// chromem stores our unit vectors as they are. It blocks until done.
+func index(col *chromem.Collection, b *Bank, e *Embedder, feats wordingFeatures, lang string) error {
 	ctx := context.Background()
-	for _, q := range s.bank.Questions {
-		wordings := append([]string{q.Wording(lang)}, q.Paraphrases.In(lang)...)
-		for i, w := range wordings {
+	for _, q := range b.Questions {
+		for i, w := range append([]string{q.Wording(lang)}, q.Paraphrases.In(lang)...) {
 			doc := chromem.Document{
 				ID:        fmt.Sprintf("%s/%s/%d", q.ID, lang, i),
 				Metadata:  map[string]string{"template": q.ID},
 				Content:   w,
-				Embedding: s.embed.Embed(w),
+				Embedding: e.embedDocument(feats[w]),
 			}
 			if err := col.AddDocument(ctx, doc); err != nil {
 				return fmt.Errorf("recall: store: index %s: %w", doc.ID, err)
@@ -118,9 +140,6 @@ func (s *Store) index(col *chromem.Collection, lang string) error {
 // lang ("zh" or "en"; anything else means en) at seniority ("junior",
 // "mid" or "senior"; anything else means mid). Empty text is a miss.
 //
-// An utterance is queried whole and, when it has several sentences, each
-// of its last sentences on its own, because spoken questions often follow
-// an acknowledgement ("OK, thanks. So why ..."); the best similarity wins.
 // Match blocks for the brute-force search (well under a millisecond on the
 // built-in bank) and returns an error only when ctx ends first.
 func (s *Store) Match(ctx context.Context, text, lang, seniority string) (Match, error) {
@@ -128,17 +147,16 @@ func (s *Store) Match(ctx context.Context, text, lang, seniority string) (Match,
 		lang = defaultLang
 	}
 	var best Match
-	col := s.cols[scriptOf(text)]
-	for _, view := range queryViews(text) {
-		n := min(maxResults, col.Count())
-		res, err := col.QueryEmbedding(ctx, s.embed.Embed(view), n, nil, nil)
+	if strings.TrimSpace(text) != "" {
+		col := s.cols[scriptOf(text)]
+		res, err := col.QueryEmbedding(ctx, s.embed.EmbedQuery(text), min(maxResults, col.Count()), nil, nil)
 		if err == nil {
 			err = ctx.Err() // chromem stops early on cancel but returns what it has
 		}
 		if err != nil {
 			return Match{}, fmt.Errorf("recall: match: %w", err)
 		}
-		if len(res) > 0 && float64(res[0].Similarity) > best.Similarity {
+		if len(res) > 0 {
 			best.Similarity = float64(res[0].Similarity)
 			best.TemplateID = res[0].Metadata["template"]
 		}
@@ -185,46 +203,4 @@ func scriptOf(text string) string {
 		return LangZH
 	}
 	return LangEN
-}
-
-// queryViews returns text itself and, when it has several sentences, each
-// of its last maxSentenceViews sentences, trimmed; empty text has none.
-func queryViews(text string) []string {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil
-	}
-	sentences := splitSentences(text)
-	views := []string{text}
-	if len(sentences) < 2 {
-		return views
-	}
-	for i := len(sentences) - 1; i >= 0 && i >= len(sentences)-maxSentenceViews; i-- {
-		views = append(views, sentences[i])
-	}
-	return views
-}
-
-// splitSentences cuts text after each run of sentence-ending punctuation
-// and drops empty pieces.
-func splitSentences(text string) []string {
-	var out []string
-	start := 0
-	rs := []rune(text)
-	for i := 0; i < len(rs); i++ {
-		if !isSentenceEnd(rs[i]) {
-			continue
-		}
-		for i+1 < len(rs) && isSentenceEnd(rs[i+1]) {
-			i++
-		}
-		if s := strings.TrimSpace(string(rs[start : i+1])); s != "" {
-			out = append(out, s)
-		}
-		start = i + 1
-	}
-	if s := strings.TrimSpace(string(rs[start:])); s != "" {
-		out = append(out, s)
-	}
-	return out
 }

@@ -128,7 +128,7 @@ func expandWord(w string) []string {
 var stemSuffixes = []struct{ suffix, repl string }{
 	{"ational", "ate"}, {"ization", "ize"}, {"ations", "ate"}, {"ation", "ate"},
 	{"ments", ""}, {"ment", ""}, {"nesses", ""}, {"ness", ""}, {"ingly", ""},
-	{"ings", ""}, {"ing", ""}, {"ies", "y"}, {"ied", "y"}, {"ers", ""}, {"er", ""},
+	{"ings", ""}, {"ing", ""}, {"ies", "y"}, {"ied", "y"}, {"ers", "er"},
 	{"edly", ""}, {"ed", ""}, {"ly", ""}, {"es", ""}, {"s", ""},
 }
 
@@ -156,4 +156,127 @@ func stem(w string) string {
 		w = w[:n-1] // "planning" → "plann" → "plan"
 	}
 	return w
+}
+
+// splitSentences cuts text after each run of sentence-ending punctuation
+// and drops empty pieces.
+func splitSentences(text string) []string {
+	var out []string
+	start := 0
+	rs := []rune(text)
+	for i := 0; i < len(rs); i++ {
+		if !isSentenceEnd(rs[i]) {
+			continue
+		}
+		for i+1 < len(rs) && isSentenceEnd(rs[i+1]) {
+			i++
+		}
+		if s := strings.TrimSpace(string(rs[start : i+1])); s != "" {
+			out = append(out, s)
+		}
+		start = i + 1
+	}
+	if s := strings.TrimSpace(string(rs[start:])); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// isQuestion reports whether a sentence is marked as a question.
+func isQuestion(sentence string) bool {
+	return strings.ContainsAny(sentence, "?？")
+}
+
+// cutFillersZH splits a Chinese run at spoken fillers ("那个", "就是") and
+// particles ("的", "吗"), dropping them.
+func cutFillersZH(rs []rune) [][]rune {
+	var pieces [][]rune
+	start := 0
+	for i := 0; i < len(rs); {
+		n := fillerAt(rs, i)
+		if n == 0 {
+			i++
+			continue
+		}
+		if i > start {
+			pieces = append(pieces, rs[start:i])
+		}
+		i += n
+		start = i
+	}
+	if start < len(rs) {
+		pieces = append(pieces, rs[start:])
+	}
+	return pieces
+}
+
+// fillerAt returns the length in runes of the filler starting at rs[i], or 0.
+func fillerAt(rs []rune, i int) int {
+	for _, f := range fillersZH {
+		if hasRunePrefix(rs[i:], f) {
+			return len(f)
+		}
+	}
+	if particlesZH[rs[i]] {
+		return 1
+	}
+	return 0
+}
+
+func hasRunePrefix(rs, prefix []rune) bool {
+	return len(rs) >= len(prefix) && equalRunes(rs[:len(prefix)], prefix)
+}
+
+// stopWordsEN are English function words and spoken fillers: they add no
+// feature of their own (concept terms still see them).
+var stopWordsEN = setOf(strings.Fields(`
+a an the and or but if so of to in on at for with about as by from into
+over is are was were be been being am do does did done have has had i me my
+mine myself we us our you your yours he she him his her it its they them
+their this that these those there here what which who whom whose when where
+why how can could would should will shall may might must just really very
+um uh umm uhh erm er ah oh hmm mm okay ok alright right well like great
+thanks thank cool sure yeah yes yep please let tell say said some any bit
+little maybe also then now next go going get got one thing things kind sort
+actually basically mean wanna gonna gotta quick quickly know gotcha awesome
+perfect nice good fine sounds anyway anything something all not no out up
+more most much lot lots ever every again still too than other
+`))
+
+// fillersZH are spoken Chinese fillers and politeness formulas, longest
+// first, cut out before n-grams are taken.
+var fillersZH = runesOf(strings.Fields(`
+就是说 我想问 你能不能 能不能 可不可以 那个 这个 就是 然后 那么 好的 谢谢
+一下 的话 请问 我想 可以 你能 麻烦 嗯嗯 对吧 是吧 好吧 接下来 下面
+`))
+
+// particlesZH are single-character particles and interjections, cut out
+// like fillers.
+var particlesZH = setOfRunes("的了吗呢吧啊呀嘛嗯呃哦哈噢诶")
+
+// stopCharsZH add no unigram feature of their own, but stay inside n-grams.
+var stopCharsZH = setOfRunes("你我他她它们是在有和与就也都很还这那个一不什么怎么样吗请说讲聊谈下")
+
+func setOf(words []string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func setOfRunes(s string) map[rune]bool {
+	m := make(map[rune]bool)
+	for _, r := range s {
+		m[r] = true
+	}
+	return m
+}
+
+func runesOf(words []string) [][]rune {
+	out := make([][]rune, len(words))
+	for i, w := range words {
+		out[i] = []rune(w)
+	}
+	return out
 }

@@ -24,7 +24,6 @@ const (
 var (
 	idPattern          = regexp.MustCompile(`^([a-z]+)-[0-9a-z-]+$`)
 	placeholderPattern = regexp.MustCompile(`\[[^\[\]\n]+\]`)
-	enWordPattern      = regexp.MustCompile(`[A-Za-z0-9'\[\]-]+`)
 	shingleWordPattern = regexp.MustCompile(`[\p{L}\p{N}_]+`)
 )
 
@@ -126,9 +125,20 @@ func countHan(s string) int {
 	return n
 }
 
-// countEN counts English words, placeholders included.
+// countEN counts English words, placeholders included: runs of ASCII
+// letters, digits, apostrophes, brackets and hyphens, as the writers'
+// checker counts them.
 func countEN(s string) int {
-	return len(enWordPattern.FindAllStringIndex(s, -1))
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		word := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("'[]-", c) >= 0
+		if word && !in {
+			n++
+		}
+		in = word
+	}
+	return n
 }
 
 // normalizeQuestion reduces a wording to lower-case letters and digits, to

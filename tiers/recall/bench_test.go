@@ -1,0 +1,58 @@
+package recall
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkMatch measures one Match over the whole embedded bank, cycling
+// through the evaluation set's utterances (positives and negatives, so
+// queries of one to four views), and reports the 99th percentile of the
+// per-call latency next to the mean.
+func BenchmarkMatch(b *testing.B) {
+	bank := realBank(b)
+	s, err := NewStore(bank, Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := loadEval(b)
+	items := append(slices.Clone(ev.Positives), ev.Negatives...)
+	durations := make([]time.Duration, 0, 1<<16)
+	ctx := b.Context()
+	for i := 0; b.Loop(); i++ {
+		it := items[i%len(items)]
+		start := time.Now()
+		if _, err := s.Match(ctx, it.Text, it.lang(), Mid); err != nil {
+			b.Fatal(err)
+		}
+		durations = append(durations, time.Since(start))
+	}
+	slices.Sort(durations)
+	b.ReportMetric(float64(durations[len(durations)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// BenchmarkStartup measures start-up: decoding and validating the embedded
+// bank (Load) and embedding and indexing every wording (NewStore).
+func BenchmarkStartup(b *testing.B) {
+	realBank(b) // skips or fails while the bank is incomplete
+	for b.Loop() {
+		bank, err := Load()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := NewStore(bank, Config{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewStore measures embedding and indexing alone.
+func BenchmarkNewStore(b *testing.B) {
+	bank := realBank(b)
+	for b.Loop() {
+		if _, err := NewStore(bank, Config{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -22,6 +22,7 @@ type config struct {
 	Addr           string   `yaml:"addr"`            // default 127.0.0.1:8080
 	AllowedOrigins []string `yaml:"allowed_origins"` // default none (same origin only)
 	RedisURL       string   `yaml:"redis_url"`       // default "": in-memory store
+	Node           string   `yaml:"node"`            // default the host name: this node in the ops view
 	Auth           struct {
 		Secret string `yaml:"secret"` // default "": anonymous, loopback clients only
 	} `yaml:"auth"`
@@ -114,6 +115,10 @@ func (c config) validate(lines keyLines) error {
 	}
 	add(c.Engine.Validate())
 	add(c.ASR.Validate())
+	if c.RedisURL != "" {
+		_, err := redisOptions(c.RedisURL) // redis.go
+		add(err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -48,7 +48,7 @@ type opsReader interface {
 
 func opsSource(redisURL, server, tok string) (opsReader, error) {
 	if redisURL != "" {
-		return nil, errors.New("ops: -redis is not supported by this build yet")
+		return newRedisOps(redisURL)
 	}
 	return &httpOps{base: server, token: tok, client: &http.Client{Timeout: 5 * time.Second}}, nil
 }

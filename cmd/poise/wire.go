@@ -21,7 +21,7 @@ type app struct {
 	cfg    config
 	log    zerolog.Logger
 	reg    *prometheus.Registry
-	store  *session.MemoryStore
+	store  session.Store // memory, or Redis when redis_url is set (redis.go)
 	health *tiers.Health
 	hub    *session.Hub
 	demo   *demo // nil unless -demo
@@ -36,7 +36,10 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &app{cfg: cfg, log: log, reg: reg, store: session.NewMemoryStore(), cancel: cancel}
-	node, _ := os.Hostname()
+	node := cfg.Node
+	if node == "" {
+		node, _ = os.Hostname()
+	}
 
 	if f.demo {
 		d, err := startDemo(log)
@@ -57,8 +60,17 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	if a.demo != nil {
 		templates, probe = a.demo.wrapTemplates(tpl, probe)
 	}
+	healthOpts := []tiers.HealthOption{tiers.WithNode(node)}
+	if cfg.RedisURL != "" {
+		shared, err := a.startRedis(ctx, node, cfg.sessionConfig().ResumeWindow)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		healthOpts = append(healthOpts, shared...)
+	}
 	tm := tiers.NewMetrics(reg)
-	a.health = tiers.NewHealth(cfg.Engine, []tiers.Probe{probe}, log, tm, tiers.WithNode(node))
+	a.health = tiers.NewHealth(cfg.Engine, []tiers.Probe{probe}, log, tm, healthOpts...)
 	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tm)
 	a.wg.Go(func() { a.health.Run(ctx) })
 

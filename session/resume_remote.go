@@ -78,7 +78,8 @@ const (
 	resumeBatch        = 1024                   // queued writes taken into one round trip
 	resumeMaxMessages  = 256                    // messages per session in one write
 	resumeWriteTimeout = time.Second            // one round trip
-	resumeRefresh      = 10 * time.Second       // headers re-written (expiry, ownership, catch-up)
+	resumeRefresh      = 10 * time.Second       // headers re-written (expiry, ownership, catch-up), at most
+	resumeRefreshes    = 4                      // header refreshes per resume window, at least
 	resumeLoadTimeout  = time.Second            // a resume's take-over read
 	resumeOwnsTimeout  = 300 * time.Millisecond // a resume's ownership check of a local copy
 	resumeHandoff      = 2 * time.Second        // wait for a disowned local copy to end
@@ -104,13 +105,15 @@ type resumeWriter struct {
 	m        *Metrics
 	log      zerolog.Logger
 	disowned func(id string)
+	refresh  time.Duration // between header refreshes
 
 	headers map[string]*ResumeState // live sessions' last header. Owned by run.
 }
 
-func newResumeWriter(rs ResumeStore, m *Metrics, log zerolog.Logger, disowned func(string)) *resumeWriter {
-	return &resumeWriter{store: rs, ops: make(chan remoteOp, resumeQueue), m: m, log: log,
-		disowned: disowned, headers: map[string]*ResumeState{}}
+func newResumeWriter(rs ResumeStore, cfg Config, disowned func(string)) *resumeWriter {
+	return &resumeWriter{store: rs, ops: make(chan remoteOp, resumeQueue), m: cfg.Metrics, log: cfg.Log,
+		disowned: disowned, refresh: min(resumeRefresh, cfg.ResumeWindow/resumeRefreshes),
+		headers: map[string]*ResumeState{}}
 }
 
 // enqueue never blocks; a dropped message leaves a gap that the store
@@ -123,18 +126,18 @@ func (w *resumeWriter) enqueue(op remoteOp) {
 	}
 }
 
-// run writes queued ops in batches, and every resumeRefresh re-writes the
+// run writes queued ops in batches, and every refresh re-writes the
 // live sessions' headers, until ctx is done; then it drains what is queued
 // within a bounded time.
 func (w *resumeWriter) run(ctx context.Context) {
-	t := time.NewTicker(resumeRefresh)
+	t := time.NewTicker(w.refresh)
 	defer t.Stop()
 	for {
 		select {
 		case op := <-w.ops:
 			w.write(ctx, w.batch(op))
 		case <-t.C:
-			w.refresh(ctx)
+			w.refreshHeaders(ctx)
 		case <-ctx.Done():
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*resumeWriteTimeout)
 			defer cancel()
@@ -212,10 +215,10 @@ func (w *resumeWriter) write(ctx context.Context, writes []ResumeWrite) {
 	}
 }
 
-// refresh re-writes every live header: it keeps the keys from expiring,
+// refreshHeaders re-writes every live header: it keeps the keys from expiring,
 // restores them after a Redis outage, and tells a session that was taken
 // over while it sent nothing.
-func (w *resumeWriter) refresh(ctx context.Context) {
+func (w *resumeWriter) refreshHeaders(ctx context.Context) {
 	writes := make([]ResumeWrite, 0, len(w.headers))
 	for id, st := range w.headers {
 		writes = append(writes, ResumeWrite{ID: id, State: st})
@@ -233,7 +236,7 @@ func (h *Hub) startRemote(ctx context.Context) {
 	if !ok {
 		return
 	}
-	h.remote = newResumeWriter(rs, h.cfg.Metrics, h.cfg.Log, h.disown)
+	h.remote = newResumeWriter(rs, h.cfg, h.disown)
 	h.wg.Go(func() { h.remote.run(ctx) })
 }
 

@@ -93,7 +93,7 @@ func TestMatchThreshold(t *testing.T) {
 	if !ml.Hit || ml.TemplateID != "strengths-01" {
 		t.Errorf("threshold 0.05: %+v, want a hit on strengths-01", ml)
 	}
-	if ms.Hit || ms.Answer != "" || ms.TemplateID != "strengths-01" || ms.Similarity != ml.Similarity {
+	if ms.Hit || ms.Answer != "" || ms.TemplateID != "strengths-01" || ms.Similarity != ml.Similarity || ms.Similarity >= 1 {
 		t.Errorf("threshold 1: %+v, want a miss that still names strengths-01 at %.3f", ms, ml.Similarity)
 	}
 	for _, bad := range []float64{-0.1, 1.5} {
@@ -154,9 +154,13 @@ func TestNilMetrics(t *testing.T) {
 }
 
 func TestProbe(t *testing.T) {
-	s := fixtureStore(t, Config{}, nil)
+	reg := prometheus.NewPedanticRegistry()
+	s := fixtureStore(t, Config{}, NewMetrics(reg))
 	if err := s.Probe(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(s.metrics.hits) + testutil.ToFloat64(s.metrics.misses); n != 0 {
+		t.Errorf("Probe counted %v lookups, want 0", n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -73,9 +73,11 @@ type Store struct {
 // offline embedder and indexes them in one in-memory chromem-go collection
 // per language; each document points at its template. m may be nil.
 //
-// It takes about 40 ms of CPU for the 200-template bank (2,000 wordings),
-// spread over two goroutines (one per language) that it waits for; that is
-// cheaper than importing stored vectors, so nothing is cached on disk.
+// It takes about 47 ms of CPU for the 200-template bank (2,000 wordings;
+// 59 ms wall on the shared two-core build machine, BenchmarkNewStore),
+// spread over two goroutines, one per language, that it waits for.
+// Decoding stored vectors (8 MB) would cost about as much, so nothing is
+// cached on disk.
 func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 	if b == nil || b.Len() == 0 {
 		return nil, errors.New("recall: store: empty bank")

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
+
+	"github.com/poise-dev/poise/tiers"
 )
 
 // maxTransitionsAPI bounds one transitions request.
@@ -27,7 +30,7 @@ func (a *app) opsAPI(mux *http.ServeMux) {
 		writeJSON(w, ts, err)
 	})))
 	mux.Handle("GET /ops/api/backends", a.opsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, a.health.Backends(), nil)
+		writeJSON(w, a.backends(), nil)
 	})))
 }
 
@@ -38,4 +41,30 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
+}
+
+// backendView is a backend's shared health record with the level it serves.
+type backendView struct {
+	tiers.BackendState
+	Level string `json:"level"`
+}
+
+// backends lists the health records of the backends, with their levels.
+func (a *app) backends() []backendView {
+	level := map[string]string{tiers.TemplatesBackend: tiers.L3.String()}
+	for _, v := range a.cfg.Engine.L1.Vendors {
+		level[v.Name] = tiers.L1.String()
+	}
+	if a.cfg.Engine.L2.BaseURL != "" {
+		level[a.cfg.Engine.L2.Name] = tiers.L2.String()
+	}
+	var out []backendView
+	for _, b := range a.health.Backends() {
+		l, ok := level[b.Name]
+		if !ok {
+			l = strings.TrimPrefix(b.Name, "level:") // a level's own record
+		}
+		out = append(out, backendView{BackendState: b, Level: l})
+	}
+	return out
 }

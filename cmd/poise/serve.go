@@ -139,6 +139,7 @@ func (a *app) routes() http.Handler {
 	a.opsAPI(mux)
 	a.demoAPI(mux)
 	mux.Handle("/", web.Handler())
+	mux.Handle("GET /ops", a.opsOnly(web.Handler()))
 	mux.Handle("GET /metrics", a.opsOnly(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})))
 	return mux
 }

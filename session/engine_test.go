@@ -1,0 +1,272 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/rs/zerolog"
+)
+
+// These tests run real sessions on the real answer engine and health
+// center, against one vendorsim per backend, through a real WebSocket.
+
+var bankStore = sync.OnceValues(func() (*recall.Store, error) {
+	b, err := recall.Load()
+	if err != nil {
+		return nil, err
+	}
+	return recall.NewStore(b, recall.Config{}, nil)
+})
+
+// switchableTemplates is the real template store with a switch that makes
+// it fail, as a broken vector store would.
+type switchableTemplates struct {
+	store  *recall.Store
+	broken atomic.Bool
+}
+
+func (s *switchableTemplates) Match(ctx context.Context, text, lang, seniority string) (tiers.TemplateMatch, error) {
+	if s.broken.Load() {
+		return tiers.TemplateMatch{}, errors.New("vector store unavailable")
+	}
+	m, err := s.store.Match(ctx, text, lang, seniority)
+	return tiers.TemplateMatch{Hit: m.Hit, Similarity: m.Similarity, ID: m.TemplateID, Question: m.Question,
+		Answer: m.Answer, Note: recall.Note(lang)}, err
+}
+
+func (s *switchableTemplates) probe(ctx context.Context) error {
+	_, err := s.Match(ctx, "Tell me about yourself", "en", "mid")
+	return err
+}
+
+// stack is a hub on a real engine with its simulated backends.
+type stack struct {
+	*testServer
+	a, b, local *vendorsim.Sim
+	tpl         *switchableTemplates
+	health      *tiers.Health
+}
+
+type stackOptions struct {
+	probeEvery time.Duration // health.interval_ms; default an hour (live traffic only)
+	prefillB   bool
+	largerA    string
+}
+
+func newStack(t *testing.T, o stackOptions) *stack {
+	t.Helper()
+	store, err := bankStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := func() (*vendorsim.Sim, string) {
+		s := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond, FirstTokenDelay: 10 * time.Millisecond})
+		srv := httptest.NewServer(s)
+		t.Cleanup(func() { s.Close(); srv.Close() })
+		return s, srv.URL + "/v1"
+	}
+	st := &stack{tpl: &switchableTemplates{store: store}}
+	var aURL, bURL, localURL string
+	st.a, aURL = sim()
+	st.b, bURL = sim()
+	st.local, localURL = sim()
+	if o.probeEvery == 0 {
+		o.probeEvery = time.Hour
+	}
+	cfg := tiers.Config{
+		SLAms:  1500,
+		Health: tiers.HealthConfig{IntervalMS: int(o.probeEvery / time.Millisecond), RecoverAfter: 3},
+		L1: tiers.L1Config{HedgeAfterMS: 100, FirstTokenTimeoutMS: 300, DownAfter: 3, DownWindowMS: 60000, Vendors: []tiers.Endpoint{
+			{Name: "vendor-a", BaseURL: aURL, APIKey: "k", Model: "model-a", LargerModel: o.largerA},
+			{Name: "vendor-b", BaseURL: bURL, APIKey: "k", Model: "model-b", Prefill: o.prefillB},
+		}},
+		L2: tiers.L2Config{Name: "local", BaseURL: localURL, Model: "local-model", TimeoutMS: 300, FailAfter: 5, FailWindowMS: 60000},
+	}
+	log := zerolog.Nop()
+	st.health = tiers.NewHealth(cfg, []tiers.Probe{{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: st.tpl.probe}}, log, nil)
+	engine := tiers.NewEngine(cfg, st.health, st.tpl, log, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { st.health.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait(); engine.Close() })
+	st.testServer = newTestServer(t, Config{Answerer: engine, Health: st.health, SLA: 1500 * time.Millisecond})
+	return st
+}
+
+// answer asks a question and returns the first useful content message
+// (answer_start or coach) and, for an answer, its text and end reason.
+// It fails the test on any error message.
+func (c *client) answer(q string) (first msg, text, end string) {
+	c.t.Helper()
+	c.send(map[string]any{"type": "question", "text": q})
+	for {
+		m := c.read()
+		switch m.str("type") {
+		case "error":
+			c.t.Fatalf("error message reached the client: %v", m)
+		case "coach":
+			if first == nil {
+				return m, "", ""
+			}
+		case "answer_start":
+			first = m
+		case "answer_delta":
+			text += m.str("text")
+		case "answer_end":
+			return first, text, m.str("reason")
+		}
+	}
+}
+
+const bankQuestion = "So, could you walk me through your background a little?"
+
+func TestEngineFaults(t *testing.T) {
+	cases := []struct {
+		name       string
+		opts       stackOptions
+		faultA     vendorsim.Fault
+		wantType   string // answer_start or coach
+		wantLevel  string
+		wantSource string
+		wantEnd    string
+	}{
+		{"healthy", stackOptions{}, vendorsim.Fault{}, "answer_start", "L1", "vendor-a", endDone},
+		{"rate_limited 429", stackOptions{}, vendorsim.Fault{Status: 429}, "answer_start", "L1", "vendor-b", endDone},
+		{"rate_limited 429 with a long Retry-After", stackOptions{}, vendorsim.Fault{Status: 429, RetryAfter: "30"}, "answer_start", "L1", "vendor-b", endDone},
+		{"server 500", stackOptions{}, vendorsim.Fault{Status: 500}, "answer_start", "L1", "vendor-b", endDone},
+		{"server 503", stackOptions{}, vendorsim.Fault{Status: 503}, "answer_start", "L1", "vendor-b", endDone},
+		{"server connection reset", stackOptions{}, vendorsim.Fault{ResetBeforeHeaders: true}, "answer_start", "L1", "vendor-b", endDone},
+		{"timeout no answer", stackOptions{}, vendorsim.Fault{NoAnswer: true}, "answer_start", "L1", "vendor-b", endDone},
+		{"timeout slow first token", stackOptions{}, vendorsim.Fault{FirstTokenDelayMS: 3000}, "answer_start", "L1", "vendor-b", endDone},
+		{"unavailable 402 quota", stackOptions{}, vendorsim.Fault{Status: 402}, "answer_start", "L1", "vendor-b", endDone},
+		{"unavailable 404 model", stackOptions{}, vendorsim.Fault{Status: 404}, "answer_start", "L1", "vendor-b", endDone},
+		// The backup is fired at once on the primary's error, so either the
+		// larger model or the backup answers; the model that overflowed is
+		// never asked again (checked below).
+		{"context_length to the larger model", stackOptions{largerA: "model-a-128k"}, vendorsim.Fault{Status: 400, Code: "context_length_exceeded"}, "answer_start", "L1", "vendor-", endDone},
+		{"context_length without a larger model", stackOptions{}, vendorsim.Fault{Status: 400, Code: "context_length_exceeded"}, "answer_start", "L1", "vendor-b", endDone},
+		{"cut continued by prefill", stackOptions{prefillB: true}, vendorsim.Fault{CutAfter: 3}, "answer_start", "L1", "vendor-a", endDone},
+		{"cut without prefill", stackOptions{}, vendorsim.Fault{CutAfter: 3}, "answer_start", "L1", "vendor-a", endCut},
+		{"stall after the first token", stackOptions{}, vendorsim.Fault{StallAfter: 2}, "answer_start", "L1", "vendor-a", endCut},
+		{"refused content_filter", stackOptions{}, vendorsim.Fault{Status: 400, Code: "content_filter"}, "coach", "", "", ""},
+		{"refused finish_reason", stackOptions{}, vendorsim.Fault{FilterFinish: true}, "answer_start", "L1", "vendor-a", endCut},
+		{"bad_request falls to templates", stackOptions{}, vendorsim.Fault{Status: 400, Code: "invalid_value"}, "answer_start", "L3", "intro-01", endDone},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStack(t, tc.opts)
+			st.a.SetFault("model-a", tc.faultA)
+			c, w := st.start(t, "en")
+			if w.str("level") != "L1" {
+				t.Fatalf("welcome level %v, want L1", w["level"])
+			}
+			first, text, end := c.answer(bankQuestion)
+			if first.str("type") != tc.wantType {
+				t.Fatalf("first content = %v, want %s", first, tc.wantType)
+			}
+			if tc.wantType == "coach" {
+				return
+			}
+			if first.str("level") != tc.wantLevel || !strings.HasPrefix(first.str("source"), tc.wantSource) {
+				t.Fatalf("answer from %s %s, want %s %s", first.str("level"), first.str("source"), tc.wantLevel, tc.wantSource)
+			}
+			if end != tc.wantEnd || text == "" {
+				t.Fatalf("answer ended %q with %d bytes, want %q with text", end, len(text), tc.wantEnd)
+			}
+			if tc.faultA.Code == "context_length_exceeded" {
+				if n := st.a.Counters("model-a").Requests; n != 1 {
+					t.Fatalf("the overflowing model was asked %d times, want once", n)
+				}
+				if tc.opts.largerA != "" && st.a.Counters(tc.opts.largerA).Requests != 1 {
+					t.Fatalf("the larger model was not tried")
+				}
+			}
+		})
+	}
+}
+
+// TestEngineLevelsThroughOutages: every L1 vendor down three times → L2
+// answers and vendor_all_down; five local timeouts → local_failing and
+// templates; a broken template store → templates_failing and the coach;
+// then 3 passing probes per level climb back one level at a time.
+func TestEngineLevelsThroughOutages(t *testing.T) {
+	// Probes time out at half the interval: keep it long enough for a
+	// template query under -race on a loaded machine.
+	st := newStack(t, stackOptions{probeEvery: 400 * time.Millisecond})
+	c, _ := st.start(t, "en")
+	down := vendorsim.Fault{Status: 503, HealthDown: true}
+	st.a.SetFault(vendorsim.AnyModel, down)
+	st.b.SetFault(vendorsim.AnyModel, down)
+	var level msg
+	for i := 0; level == nil; i++ {
+		first, _, _ := c.answerOrLevel(bankQuestion, &level)
+		if first != nil && first.str("type") == "answer_start" && first.str("level") != "L2" {
+			t.Fatalf("question %d answered at %s, want L2 while L1 is down", i, first.str("level"))
+		}
+	}
+	checkLevel(t, level, "L1", "L2", evVendorAllDown, chipFor(tiers.L2, "en"))
+
+	st.local.SetFault(vendorsim.AnyModel, vendorsim.Fault{FirstTokenDelayMS: 2000, HealthDown: true})
+	level = nil
+	for level == nil {
+		first, _, _ := c.answerOrLevel(bankQuestion, &level)
+		if first != nil && first.str("type") == "answer_start" && first.str("level") == "L1" {
+			t.Fatalf("answered at L1 while it is down: %v", first)
+		}
+	}
+	checkLevel(t, level, "L2", "L3", evLocalFailing, chipFor(tiers.L3, "en"))
+	if first, _, _ := c.answer(bankQuestion); first.str("level") != "L3" {
+		t.Fatalf("at L3 the answer came from %v (templates down: %v)", first, st.health.Down(tiers.L3))
+	}
+
+	st.tpl.broken.Store(true)
+	checkLevel(t, c.readType("level"), "L3", "L4", evTemplatesFailing, chipFor(tiers.L4, "en"))
+	if first, _, _ := c.answer(bankQuestion); first.str("type") != "coach" {
+		t.Fatalf("at L4 got %v, want the coach", first)
+	}
+
+	st.tpl.broken.Store(false)
+	checkLevel(t, c.readType("level"), "L4", "L3", evRecovered, chipFor(tiers.L3, "en"))
+	st.local.SetFault(vendorsim.AnyModel, vendorsim.Fault{})
+	checkLevel(t, c.readType("level"), "L3", "L2", evRecovered, chipFor(tiers.L2, "en"))
+	st.a.SetFault(vendorsim.AnyModel, vendorsim.Fault{})
+	st.b.SetFault(vendorsim.AnyModel, vendorsim.Fault{})
+	checkLevel(t, c.readType("level"), "L2", "L1", evRecovered, nil)
+}
+
+// answerOrLevel asks q and reads until its first useful content, storing a
+// level message met on the way in *level.
+func (c *client) answerOrLevel(q string, level *msg) (first msg, text, end string) {
+	c.t.Helper()
+	c.send(map[string]any{"type": "question", "text": q})
+	for {
+		m := c.read()
+		switch m.str("type") {
+		case "error":
+			c.t.Fatalf("error message reached the client: %v", m)
+		case "level":
+			if *level == nil {
+				*level = m
+			}
+		case "coach":
+			if first == nil {
+				return m, "", ""
+			}
+		case "answer_start":
+			first = m
+		case "answer_end":
+			return first, text, m.str("reason")
+		case "answer_delta":
+			text += m.str("text")
+		}
+	}
+}

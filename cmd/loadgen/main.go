@@ -1,13 +1,22 @@
 // Command loadgen opens many concurrent Poise sessions over real WebSockets
-// and measures what candidates would feel: memory per idle session on the
-// server, and how long a level change takes from the server's FSM
-// transition to the client.
+// and measures what candidates would feel.
 //
-//	loadgen -server http://127.0.0.1:8080 -sessions 5000 [-fault l1_down]
+// Traffic (the default): every session follows a profile, streaming a WAV
+// in real time and/or typing questions on a seeded schedule, and loadgen
+// reports per question the time to first useful content and the answer's
+// level and source, per utterance the caption latency, every error
+// message and every lost or doubled seq:
 //
-// -fault needs a server started with -demo (it switches a simulated fault
-// through /ops/api/demo/faults). It only talks to the server you name; run
-// it against loopback addresses only.
+//	loadgen -server http://127.0.0.1:8080 -sessions 200 -profiles typist,listener -duration 30s -json out.json
+//
+// Idle (-idle): memory per idle session from the server's /metrics, and
+// with -fault (a server started with -demo) the time from each session's
+// FSM transition to its level message:
+//
+//	loadgen -idle -server http://127.0.0.1:8080 -sessions 5000 [-fault l1_down]
+//
+// It only talks to the servers you name; run it against loopback
+// addresses.
 package main
 
 import (
@@ -17,6 +26,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 )
 
@@ -30,27 +40,49 @@ func main() {
 }
 
 type options struct {
-	server     string
+	servers    []string
 	sessions   int
 	dialers    int
-	lang       string
-	fault      string
-	settle     time.Duration
-	faultLimit time.Duration
+	profiles   string
+	duration   time.Duration
+	seed       int64
+	sla        time.Duration
+	allowance  time.Duration
+	wav        string
+	boundaries string
+	jsonOut    string
+
+	idle   bool
+	lang   string
+	fault  string
+	settle time.Duration
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	var o options
+	var servers string
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	fs.StringVar(&o.server, "server", "http://127.0.0.1:8080", "Poise base `URL` (loopback)")
-	fs.IntVar(&o.sessions, "sessions", 1000, "concurrent sessions")
-	fs.IntVar(&o.dialers, "dialers", 64, "sessions opened at once")
-	fs.StringVar(&o.lang, "lang", "en", "profile language")
-	fs.StringVar(&o.fault, "fault", "", "demo fault to switch on after connecting (l1_down, l2_slow, templates_down), then off")
-	fs.DurationVar(&o.settle, "settle", 3*time.Second, "wait after connecting before measuring memory")
-	fs.DurationVar(&o.faultLimit, "fault-wait", 60*time.Second, "how long to wait for every session's level change")
+	fs.StringVar(&servers, "server", "http://127.0.0.1:8080", "Poise base `URLs`, comma-separated (loopback); sessions spread over them and resume on the next")
+	fs.IntVar(&o.sessions, "sessions", 100, "concurrent sessions")
+	fs.IntVar(&o.dialers, "dialers", 32, "sessions opened at once")
+	fs.StringVar(&o.profiles, "profiles", "typist", "comma-separated session profiles, taken in turn: "+strings.Join(profileNames(), ", "))
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "traffic time (a drain follows)")
+	fs.Int64Var(&o.seed, "seed", 1, "seed of question texts, gaps and audio offsets")
+	fs.DurationVar(&o.sla, "sla", 1500*time.Millisecond, "the server's sla_ms")
+	fs.DurationVar(&o.allowance, "allowance", 0, "delivery allowance added to the SLA when counting content within it")
+	fs.StringVar(&o.wav, "wav", "asr/testdata/en_questions.wav", "16 kHz mono WAV streamed by audio profiles")
+	fs.StringVar(&o.boundaries, "boundaries", "asr/testdata/boundaries.json", "utterance boundaries of -wav")
+	fs.StringVar(&o.jsonOut, "json", "", "write the full result as JSON to this `file`")
+	fs.BoolVar(&o.idle, "idle", false, "measure memory per idle session instead of running traffic")
+	fs.StringVar(&o.lang, "lang", "en", "profile language of idle sessions")
+	fs.StringVar(&o.fault, "fault", "", "idle: demo fault to switch on after connecting (l1_down, l2_slow, templates_down), then off")
+	fs.DurationVar(&o.settle, "settle", 3*time.Second, "idle: wait after connecting before measuring memory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return measure(ctx, o, out)
+	o.servers = strings.Split(servers, ",")
+	if o.idle {
+		return measureIdle(ctx, o, out)
+	}
+	return traffic(ctx, o, out)
 }

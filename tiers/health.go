@@ -75,6 +75,7 @@ type Health struct {
 	log    zerolog.Logger
 	m      *Metrics
 	hc     *http.Client  // used by the default probes
+	gw     GatewayConfig // its endpoints are probed too; see WithGatewayProbes
 	node   string        // prefixes live event ids, unique per process
 	seq    atomic.Uint64 // live event ids
 
@@ -133,6 +134,7 @@ func NewHealth(cfg Config, probes []Probe, log zerolog.Logger, m *Metrics, opts 
 		h.hc = NewHTTPClient()
 	}
 	h.addProbes(configProbes(h.cfg, h.hc), probes)
+	h.addProbes(nil, h.gatewayProbes())
 	return h
 }
 
@@ -140,7 +142,7 @@ func (h *Health) addProbes(defaults, extra []Probe) {
 	byName := map[string]Probe{}
 	var order []string
 	for _, p := range slices.Concat(defaults, extra) {
-		if p.Check == nil || p.Level < L1 || p.Level > L3 {
+		if p.Check == nil || p.Level < NoLevel || p.Level > L3 {
 			h.log.Warn().Str("backend", p.Name).Msg("tiers: health: probe ignored: no check or bad level")
 			continue
 		}

@@ -8,13 +8,14 @@ import (
 	"time"
 )
 
-// Run probes every configured level (all its backends at once) right away
+// Run probes every configured level (all its backends at once), and the
+// backends of no level (gateway endpoints), right away
 // and then every health.interval_ms plus up to a tenth of it as jitter,
 // until ctx is done. It returns nil after every probe goroutine it started
 // has returned; a done ctx is the normal end, not an error.
 func (h *Health) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for l := L1; l <= L3; l++ {
+	for l := NoLevel; l <= L3; l++ {
 		if h.Configured(l) {
 			wg.Go(func() { h.loop(ctx, l) })
 		}
@@ -46,7 +47,7 @@ func (h *Health) loop(ctx context.Context, l Level) {
 // tests and the ops page.
 func (h *Health) CheckNow(ctx context.Context) {
 	h.refresh(ctx)
-	for l := L1; l <= L3; l++ {
+	for l := NoLevel; l <= L3; l++ {
 		if h.Configured(l) {
 			h.probeLevel(ctx, l)
 		}
@@ -105,6 +106,9 @@ func (h *Health) probeLevel(ctx context.Context, l Level) {
 			continue
 		}
 		h.judgeBackend(sctx, rec)
+	}
+	if l == NoLevel {
+		return // backends only: no level to judge
 	}
 	rec, err := h.store.Probe(sctx, levelKey(l), round, anyPass, now)
 	if err != nil {

@@ -6,6 +6,10 @@ import "fmt"
 // template recall, L4 the static coach. A lower number is a better level.
 type Level int
 
+// NoLevel is the level of a backend that serves no answer level (a
+// gateway endpoint): the health center tracks it as a backend only.
+const NoLevel Level = 0
+
 // The four answer levels of DESIGN.md.
 const (
 	L1 Level = 1 + iota

@@ -19,13 +19,17 @@ type Metrics struct {
 	firstContent *prometheus.HistogramVec // level
 	shed         *prometheus.CounterVec   // backend
 	allDown      prometheus.Counter
+	gwTokens     *prometheus.CounterVec // endpoint, kind
+	gwResponses  *prometheus.CounterVec // outcome
 }
 
 // NewMetrics registers on reg: poise_backend_requests_total{backend,class}
 // (class "ok" for success), poise_backend_up{backend},
 // poise_answer_first_content_seconds{level},
 // poise_backend_shed_total{backend} (questions that skipped a full
-// bulkhead) and poise_l1_all_down_total. A nil reg leaves them
+// bulkhead), poise_l1_all_down_total, and the gateway's
+// poise_gateway_tokens_total{endpoint,kind} and
+// poise_gateway_responses_total{outcome}. A nil reg leaves them
 // unregistered. Registering twice on one registry panics, as in
 // client_golang.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -52,6 +56,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "poise_l1_all_down_total",
 			Help: "Questions on which every L1 vendor failed (all-down events from live traffic).",
 		}),
+		gwTokens: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "poise_gateway_tokens_total",
+			Help: "Tokens of the gateway answers clients got (kind prompt or completion), by the endpoint that finished them; failed attempts add none.",
+		}, []string{"endpoint", "kind"}),
+		gwResponses: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "poise_gateway_responses_total",
+			Help: "Gateway chat responses by outcome: ok, continued, refused, error, cut, canceled.",
+		}, []string{"outcome"}),
 	}
 }
 
@@ -102,4 +114,21 @@ func (m *Metrics) allDownOne() {
 		return
 	}
 	m.allDown.Inc()
+}
+
+// gatewayTokens counts the tokens of one gateway answer.
+func (m *Metrics) gatewayTokens(endpoint string, prompt, completion int) {
+	if m == nil {
+		return
+	}
+	m.gwTokens.WithLabelValues(endpoint, "prompt").Add(float64(prompt))
+	m.gwTokens.WithLabelValues(endpoint, "completion").Add(float64(completion))
+}
+
+// gatewayResponse counts one gateway response by outcome.
+func (m *Metrics) gatewayResponse(outcome string) {
+	if m == nil {
+		return
+	}
+	m.gwResponses.WithLabelValues(outcome).Inc()
 }

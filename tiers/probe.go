@@ -15,7 +15,7 @@ const maxProbeBody = 64 << 10 // bytes
 // is healthy; it must return when ctx is done.
 type Probe struct {
 	Name  string // the backend name, as the engine reports it
-	Level Level  // L1, L2 or L3
+	Level Level  // L1, L2 or L3; NoLevel for a backend of no level (a gateway endpoint)
 	Check func(ctx context.Context) error
 }
 

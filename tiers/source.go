@@ -204,7 +204,7 @@ func (s *Source) endError(ctx, sctx context.Context, err error, res result, cont
 		return nil // complete ("stop"), or truncated by our own limit ("length"); errors while draining do not matter
 	case ctx.Err() != nil:
 		return &Error{Class: ClassCanceled, Err: context.Cause(ctx)}
-	case errors.Is(cause, errFirstToken), errors.Is(cause, errStall):
+	case errors.Is(cause, errFirstToken), errors.Is(cause, errStall), errors.Is(cause, errNoResponse):
 		if res.started { // the watchdog raced the first token, or a stall
 			return &Error{Class: ClassCut, Err: cause}
 		}

@@ -1,0 +1,156 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/poise-dev/poise/asr"
+	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/rs/zerolog"
+)
+
+const spoken = "Tell me about a time you handled a conflict at work"
+
+// audioStack is a hub whose ASR pool points at vendorsim's whisper.cpp
+// /inference, with the coach answering.
+func audioStack(t *testing.T) (*testServer, *vendorsim.Sim) {
+	t.Helper()
+	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{spoken}, InferenceDelay: 30 * time.Millisecond})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { sim.Close(); srv.Close() })
+	cfg := asr.Config{WhisperURLs: []string{srv.URL}, PartialEveryMs: 150, RetryMs: 100}
+	pool := asr.NewPool(cfg, zerolog.Nop(), nil)
+	t.Cleanup(pool.Close)
+	return newTestServer(t, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg}), sim
+}
+
+// streamWAV sends a WAV's PCM in 20 ms frames, paced at speed× real time,
+// between audio_start and audio_stop. It may run on its own goroutine, so
+// it returns its error instead of failing the test.
+func (c *client) streamWAV(path string, speed int) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	pcm, rate, err := asr.DecodeWAV(raw)
+	if err != nil || rate != 16000 {
+		return fmt.Errorf("decode %s: rate %d, %v", path, rate, err)
+	}
+	write := func(typ websocket.MessageType, b []byte) error {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		return c.ws.Write(ctx, typ, b)
+	}
+	if err := write(websocket.MessageText, []byte(`{"type":"audio_start","sample_rate":16000,"encoding":"pcm_s16le","source":"mic"}`)); err != nil {
+		return err
+	}
+	const frame = 320 // samples: 20 ms
+	tick := time.NewTicker(20 * time.Millisecond / time.Duration(speed))
+	defer tick.Stop()
+	buf := make([]byte, 2*frame)
+	for i := 0; i+frame <= len(pcm); i += frame {
+		for j, s := range pcm[i : i+frame] {
+			buf[2*j], buf[2*j+1] = byte(s), byte(s>>8)
+		}
+		if err := write(websocket.MessageBinary, buf); err != nil {
+			return err
+		}
+		<-tick.C
+	}
+	return write(websocket.MessageText, []byte(`{"type":"audio_stop"}`))
+}
+
+// streaming runs streamWAV on its own goroutine; the returned wait reports
+// its error and must be called before the test ends.
+func (c *client) streaming(path string, speed int) (wait func()) {
+	errc := make(chan error, 1)
+	go func() { errc <- c.streamWAV(path, speed) }()
+	return func() {
+		c.t.Helper()
+		if err := <-errc; err != nil {
+			c.t.Fatalf("stream %s: %v", path, err)
+		}
+	}
+}
+
+// TestSpokenQuestions streams espeak-ng speech with three questions over the
+// WebSocket: each utterance gets partials before its final, and each final
+// (a question) is answered automatically.
+func TestSpokenQuestions(t *testing.T) {
+	ts, _ := audioStack(t)
+	c, _ := ts.start(t, "en")
+	wait := c.streaming("../asr/testdata/en_questions.wav", 4)
+	defer wait()
+	finals, answered := map[string]bool{}, 0
+	partials := map[string]int{}
+	for len(finals) < 3 || answered < 3 {
+		m := c.read()
+		switch m.str("type") {
+		case "error", "level":
+			t.Fatalf("unexpected %v", m)
+		case "caption":
+			utt := m.str("utt_id")
+			if finals[utt] {
+				t.Fatalf("caption after the final of %s: %v", utt, m)
+			}
+			if m["final"] == true {
+				if m.str("text") != spoken || m.str("source") == "" {
+					t.Fatalf("final caption = %v", m)
+				}
+				finals[utt] = true
+			} else {
+				partials[utt]++
+			}
+		case "coach":
+			answered++
+		}
+	}
+	withPartials := 0
+	for utt := range finals {
+		if partials[utt] > 0 {
+			withPartials++
+		}
+	}
+	if withPartials == 0 {
+		t.Fatalf("no utterance had a partial caption before its final: %v", partials)
+	}
+}
+
+// TestWhisperDownKeepsLevel: when every ASR backend fails, captions pause
+// with no error and no level change, the session answers typed questions,
+// and captions resume when whisper is back.
+func TestWhisperDownKeepsLevel(t *testing.T) {
+	ts, sim := audioStack(t)
+	c, w := ts.start(t, "en")
+	sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 500})
+	if err := c.streamWAV("../asr/testdata/en_questions.wav", 8); err != nil {
+		t.Fatal(err)
+	}
+	c.send(map[string]any{"type": "question", "text": "Why this role?"})
+	for {
+		m := c.read()
+		if typ := m.str("type"); typ == "error" || typ == "level" || typ == "caption" {
+			t.Fatalf("with whisper down got %v", m)
+		} else if typ == "coach" {
+			break
+		}
+	}
+	sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{})
+	wait := c.streaming("../asr/testdata/en_questions.wav", 8)
+	defer wait()
+	for {
+		m := c.read()
+		if m.str("type") == "level" {
+			t.Fatalf("level changed: %v (welcome level %v)", m, w["level"])
+		}
+		if m.str("type") == "caption" && m["final"] == true {
+			return
+		}
+	}
+}

@@ -270,3 +270,42 @@ func (c *client) answerOrLevel(q string, level *msg) (first msg, text, end strin
 		}
 	}
 }
+
+// TestTemplatesAtL3: with every model down, paraphrased questions get
+// template answers in zh and en with the honest note, and utterances that
+// match no template get the coach.
+func TestTemplatesAtL3(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	down := vendorsim.Fault{Status: 503, HealthDown: true}
+	for _, s := range []*vendorsim.Sim{st.a, st.b, st.local} {
+		s.SetFault(vendorsim.AnyModel, down)
+	}
+	cases := []struct {
+		lang, text string
+		template   bool
+	}{
+		{"en", "Okay, so, what would you say is your biggest weakness?", true},
+		{"en", "Why are you looking to leave your current job?", true},
+		{"zh", "嗯，那你觉得自己最大的缺点是什么？", true},
+		{"zh", "你为什么想离开现在的公司？", true},
+		{"en", "Let me tell you a bit about how our office is laid out.", false},
+		{"en", "How does a B-tree index work internally?", false},
+		{"zh", "我们公司食堂中午十二点开饭。", false},
+	}
+	for _, lang := range []string{"en", "zh"} {
+		c, _ := st.start(t, lang)
+		for _, tc := range cases {
+			if tc.lang != lang {
+				continue
+			}
+			var level msg
+			first, text, _ := c.answerOrLevel(tc.text, &level)
+			switch {
+			case tc.template && (first.str("type") != "answer_start" || first.str("level") != "L3" || first.str("note") != recall.Note(lang) || text == ""):
+				t.Errorf("%q: got %v with %d bytes, want an L3 template with its note", tc.text, first, len(text))
+			case !tc.template && first.str("type") != "coach":
+				t.Errorf("%q: got %v, want the coach", tc.text, first)
+			}
+		}
+	}
+}

@@ -52,6 +52,7 @@ func (s *switchableTemplates) probe(ctx context.Context) error {
 type stack struct {
 	*testServer
 	a, b, local *vendorsim.Sim
+	aURL        string // vendor-a's base URL
 	tpl         *switchableTemplates
 	health      *tiers.Health
 }
@@ -62,7 +63,7 @@ type stackOptions struct {
 	largerA    string
 }
 
-func newStack(t *testing.T, o stackOptions) *stack {
+func newStack(t testing.TB, o stackOptions) *stack {
 	t.Helper()
 	store, err := bankStore()
 	if err != nil {
@@ -77,6 +78,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	st := &stack{tpl: &switchableTemplates{store: store}}
 	var aURL, bURL, localURL string
 	st.a, aURL = sim()
+	st.aURL = aURL
 	st.b, bURL = sim()
 	st.local, localURL = sim()
 	if o.probeEvery == 0 {

@@ -69,7 +69,7 @@ type testServer struct {
 	url string
 }
 
-func newTestServer(t *testing.T, cfg Config) *testServer {
+func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	if cfg.Log.GetLevel() == zerolog.TraceLevel {
 		cfg.Log = zerolog.Nop()
@@ -89,11 +89,11 @@ func newTestServer(t *testing.T, cfg Config) *testServer {
 
 // client is a test WebSocket client that decodes server messages.
 type client struct {
-	t  *testing.T
+	t  testing.TB
 	ws *websocket.Conn
 }
 
-func (ts *testServer) dial(t *testing.T) *client {
+func (ts *testServer) dial(t testing.TB) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -174,7 +174,7 @@ func hello(lang string) map[string]any {
 }
 
 // start dials, says hello and returns the client and its welcome.
-func (ts *testServer) start(t *testing.T, lang string) (*client, msg) {
+func (ts *testServer) start(t testing.TB, lang string) (*client, msg) {
 	t.Helper()
 	c := ts.dial(t)
 	c.send(hello(lang))
@@ -199,7 +199,7 @@ func (l smallBufListener) Accept() (net.Conn, error) {
 
 // startSmallBuffers starts a session over a connection with small socket
 // buffers on both ends.
-func (ts *testServer) startSmallBuffers(t *testing.T) (*client, msg) {
+func (ts *testServer) startSmallBuffers(t testing.TB) (*client, msg) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -88,7 +88,6 @@ func (c *gatewayCall) attempt(ctx context.Context, t target, model, prefill stri
 		}
 		if payload && !res.started {
 			res.started = true
-			c.contributors++
 			phase.Store(phaseStreaming)
 			watchdog.Stop()
 		}

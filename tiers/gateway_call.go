@@ -35,7 +35,7 @@ type gatewayCall struct {
 	acc          answerAcc       // the answer so far, across the attempts that continued it
 	sent         bool            // stream: the response has started; no clean restart is possible
 	pending      [][]byte        // stream: this attempt's chunks before its first content
-	contributors int             // attempts whose content is in acc
+	continued    bool            // acc holds a cut answer that another endpoint continues
 	usage        *usageOut       // the last attempt's usage, as the endpoint reported it
 	fingerprint  string          // the answering endpoint's system_fingerprint
 	excluded     map[string]bool // upstream models that reported context_length: never again
@@ -74,6 +74,7 @@ func (c *gatewayCall) run(ctx context.Context, targets []target) {
 		if !ok {
 			continue
 		}
+		c.continued = c.continued || prefill != ""
 		c.attempted = true
 		res := c.tryTarget(ctx, t, prefill)
 		if c.settle(ctx, t, res) {
@@ -99,7 +100,7 @@ func (c *gatewayCall) prepare(t target) (prefill string, ok bool) {
 		return "", false
 	}
 	c.acc.reset()
-	c.contributors = 0
+	c.continued = false
 	return "", true
 }
 
@@ -112,7 +113,7 @@ func (c *gatewayCall) settle(ctx context.Context, t target, res attemptResult) b
 		return true
 	case e == nil:
 		outcome := outcomeOK
-		if c.contributors > 1 {
+		if c.continued {
 			outcome = outcomeContinued
 			c.log.Info().Str("endpoint", t.ep.Name).Msg("tiers: gateway: cut answer continued")
 		}
@@ -219,11 +220,11 @@ func (c *gatewayCall) startStream(t target) {
 }
 
 // finalUsage is the usage the client is told: the endpoint's own when one
-// endpoint produced the whole answer and reported it, else an estimate of
-// the prompt and of the answer the client got (tokens that failed
-// attempts produced are not billed).
+// endpoint produced the whole answer and reported it, else (a continued
+// answer, an endpoint that reports no usage) an estimate of the prompt and
+// of the answer the client got. Tokens of failed attempts are not billed.
 func (c *gatewayCall) finalUsage() usageOut {
-	if c.contributors <= 1 && c.usage != nil {
+	if !c.continued && c.usage != nil {
 		return *c.usage
 	}
 	p, comp := c.rq.promptTokens(), estimateTokens(c.acc.allText())

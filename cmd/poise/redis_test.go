@@ -104,6 +104,15 @@ func (r *ownRedis) start() {
 	waitUntil(r.t, "redis-server answers", func() bool { return rdb.Ping(context.Background()).Err() == nil })
 }
 
+// signal sends sig to redis-server: SIGSTOP makes it hang (a slow Redis:
+// connections stay open, nothing answers), SIGCONT brings it back.
+func (r *ownRedis) signal(sig syscall.Signal) {
+	r.t.Helper()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		r.t.Fatalf("signal redis-server: %v", err)
+	}
+}
+
 // kill stops redis-server at once, as a crash would; safe to call twice.
 func (r *ownRedis) kill() {
 	if r.cmd == nil {
@@ -494,10 +503,11 @@ func writeConfig(t *testing.T, cfg string) string {
 	return path
 }
 
-// TestRedisOutage: Redis is killed while a session runs. The session keeps
-// answering, still changes level (health falls back to local state), the
-// failed writes are counted, and after Redis restarts empty the ops view
-// shows the session at its current level again without any new change.
+// TestRedisOutage: Redis hangs, then is killed, while a session runs. The
+// session keeps answering, still changes level (health falls back to
+// local state), the failed writes are counted, and after Redis restarts
+// empty the ops view shows the session at its current level again without
+// any new change.
 func TestRedisOutage(t *testing.T) {
 	r := startOwnRedis(t)
 	cfg := writeConfig(t, fmt.Sprintf("redis_url: %s\nnode: solo\nresume_window_ms: 2000\nhealth: {interval_ms: 200}\n", r.url()))
@@ -511,6 +521,15 @@ func TestRedisOutage(t *testing.T) {
 	waitUntil(t, "ops view lists the session at L1", func() bool {
 		return strings.Contains(opsOutput(t, "levels", "-redis", r.url()), "L1  1\n")
 	})
+
+	r.signal(syscall.SIGSTOP) // hung: every Redis call waits for its timeout
+	for i := range 2 {
+		start := c.ask(fmt.Sprintf("What is your biggest achievement, part %d?", i))
+		t.Logf("answer %d with Redis hung: %s, first content after %v", i, start.Level, c.firstContent.Round(time.Millisecond))
+	}
+	c.send(map[string]any{"type": "ping", "t": "hung"})
+	c.readUntil(func(m wsMsg) bool { return m.Type == "pong" })
+	r.signal(syscall.SIGCONT)
 
 	r.kill()
 	for i := range 3 {

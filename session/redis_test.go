@@ -179,6 +179,12 @@ func TestRedisStoreOwnership(t *testing.T) {
 	if err := a.PutSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.AddTransition(ctx, Transition{Session: "s1", From: "L1", To: "L4", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.XLen(ctx, transitionsKey).Val(); n != 0 {
+		t.Fatalf("the old owner's transition reached the stream (%d entries)", n)
+	}
 	if err := a.DeleteSession(ctx, "s1"); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +209,7 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 		}
 		return out
 	}
-	st := &ResumeState{ID: "s", Token: "t", Level: "L1"}
+	st := &ResumeState{ID: "s", Token: "t", Level: "L1", LastSeq: 2}
 	steps := []struct {
 		name      string
 		first     int
@@ -224,8 +230,9 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.FirstSeq != step.wantFirst || len(got.Messages) != step.wantN {
-			t.Fatalf("%s: first %d, %d messages; want %d, %d", step.name, got.FirstSeq, len(got.Messages), step.wantFirst, step.wantN)
+		if got.FirstSeq != step.wantFirst || len(got.Messages) != step.wantN || got.LastSeq != uint64(step.to) {
+			t.Fatalf("%s: first %d, %d messages, last_seq %d; want %d, %d, %d", step.name, got.FirstSeq, len(got.Messages),
+				got.LastSeq, step.wantFirst, step.wantN, step.to)
 		}
 		for i, m := range got.Messages {
 			if want := `{"seq":` + strconv.FormatUint(got.FirstSeq+uint64(i), 10) + `}`; string(m) != want {

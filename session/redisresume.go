@@ -15,7 +15,9 @@ import (
 // scripts below may use them together on Redis Cluster.
 //
 //	poise:resume:{id}  hash: owner, token, subject, profile (JSON),
-//	                   auto_answer, level, node, updated_at
+//	                   auto_answer, level, node, updated_at, last_seq (the
+//	                   newest seq written or known, so that a lost replay
+//	                   list reads as a gap, not as nothing to replay)
 //	poise:replay:{id}  list of "<seq> <message JSON>", contiguous seqs,
 //	                   the newest ReplayMax
 func resumeKey(id string) string { return "poise:resume:{" + id + "}" }
@@ -23,8 +25,8 @@ func replayKey(id string) string { return "poise:replay:{" + id + "}" }
 
 // writeResume applies one ResumeWrite.
 // KEYS: resume hash, replay list. ARGV: owner, ttl ms, mode ("w" write,
-// "d" delete), replay max, number of header args (field, value pairs),
-// the header args, first seq, then the messages.
+// "d" delete), replay max, last seq known, number of header args (field,
+// value pairs), the header args, first seq, then the messages.
 // Returns 1, or 0 when another process owns the session.
 // Messages already in the list (a retried write) are skipped; a gap
 // empties the list first, so what is kept is always contiguous.
@@ -35,13 +37,19 @@ if ARGV[3] == 'd' then
   redis.call('DEL', KEYS[1], KEYS[2])
   return 1
 end
-local nf = tonumber(ARGV[5])
+local nf = tonumber(ARGV[6])
 if nf > 0 then
-  redis.call('HSET', KEYS[1], 'owner', ARGV[1], unpack(ARGV, 6, 5 + nf))
+  redis.call('HSET', KEYS[1], 'owner', ARGV[1], unpack(ARGV, 7, 6 + nf))
 elseif not o then
   redis.call('HSET', KEYS[1], 'owner', ARGV[1])
 end
-local base = 6 + nf
+local function bump(seq)
+  if seq > (tonumber(redis.call('HGET', KEYS[1], 'last_seq')) or 0) then
+    redis.call('HSET', KEYS[1], 'last_seq', string.format('%d', seq))
+  end
+end
+bump(tonumber(ARGV[5]))
+local base = 7 + nf
 local first = tonumber(ARGV[base])
 local n = #ARGV - base
 if n > 0 then
@@ -59,6 +67,7 @@ if n > 0 then
     redis.call('RPUSH', KEYS[2], string.format('%d', first + i - 1) .. ' ' .. ARGV[base + i])
   end
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+  bump(first + n - 1)
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -118,8 +127,12 @@ func (s *RedisStore) resumeArgs(w ResumeWrite) []any {
 		header = []any{"token", st.Token, "subject", st.Subject, "profile", profile, "auto_answer", auto,
 			"level", st.Level, "node", st.Node, "updated_at", time.Now().UnixMilli()}
 	}
-	args := make([]any, 0, 6+len(header)+len(w.Messages))
-	args = append(args, s.owner, s.cfg.TTL.Milliseconds(), mode, s.cfg.ReplayMax, len(header))
+	var lastSeq uint64
+	if w.State != nil {
+		lastSeq = w.State.LastSeq
+	}
+	args := make([]any, 0, 7+len(header)+len(w.Messages))
+	args = append(args, s.owner, s.cfg.TTL.Milliseconds(), mode, s.cfg.ReplayMax, lastSeq, len(header))
 	args = append(args, header...)
 	args = append(args, w.FirstSeq)
 	for _, m := range w.Messages {
@@ -182,6 +195,7 @@ func parseResume(id string, header, entries any) (ResumeState, error) {
 	}
 	st := ResumeState{ID: id, Token: h["token"], Subject: h["subject"], Level: h["level"], Node: h["node"],
 		AutoAnswer: h["auto_answer"] == fieldTrue}
+	st.LastSeq, _ = strconv.ParseUint(h["last_seq"], 10, 64)
 	if p := h["profile"]; p != "" {
 		if err := json.Unmarshal([]byte(p), &st.Profile); err != nil {
 			return st, fmt.Errorf("session: redis: resume state of %s: profile: %w", id, err)

@@ -160,8 +160,12 @@ func (s *RedisStore) DeleteSession(ctx context.Context, id string) error {
 }
 
 // AddTransition implements Store: one entry on the capped stream, and the
-// same transition as JSON on the events channel.
+// same transition as JSON on the events channel. A transition of a session
+// that another process has taken over is a stale copy's and is left out.
 func (s *RedisStore) AddTransition(ctx context.Context, t Transition) error {
+	if o, err := s.rdb.HGet(ctx, sessionKey(t.Session), ownerField).Result(); err == nil && o != s.owner {
+		return nil
+	}
 	payload, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("session: redis: transition: %w", err)

@@ -59,6 +59,10 @@ type ResumeState struct {
 	Node               string // the node that wrote it
 	FirstSeq           uint64 // seq of Messages[0]
 	Messages           [][]byte
+	// LastSeq is the newest seq the session is known to have sent (0:
+	// unknown); a kept list that does not reach it back to the client's
+	// last_seq is a gap.
+	LastSeq uint64
 }
 
 // ResumeWrite is one session's part of a WriteResume: its header (State,
@@ -108,12 +112,13 @@ type resumeWriter struct {
 	refresh  time.Duration // between header refreshes
 
 	headers map[string]*ResumeState // live sessions' last header. Owned by run.
+	lastSeq map[string]uint64       // live sessions' newest message seq. Owned by run.
 }
 
 func newResumeWriter(rs ResumeStore, cfg Config, disowned func(string)) *resumeWriter {
 	return &resumeWriter{store: rs, ops: make(chan remoteOp, resumeQueue), m: cfg.Metrics, log: cfg.Log,
 		disowned: disowned, refresh: min(resumeRefresh, cfg.ResumeWindow/resumeRefreshes),
-		headers: map[string]*ResumeState{}}
+		headers: map[string]*ResumeState{}, lastSeq: map[string]uint64{}}
 }
 
 // enqueue never blocks; a dropped message leaves a gap that the store
@@ -164,9 +169,11 @@ func (w *resumeWriter) batch(first remoteOp) []ResumeWrite {
 		switch {
 		case op.del:
 			delete(w.headers, op.id)
+			delete(w.lastSeq, op.id)
 			out = append(out, ResumeWrite{ID: op.id, Delete: true})
 			last[op.id] = len(out) - 1
 		case op.state != nil:
+			op.state.LastSeq = w.lastSeq[op.id]
 			w.headers[op.id] = op.state
 			if ok && !out[i].Delete {
 				out[i].State = op.state
@@ -175,6 +182,7 @@ func (w *resumeWriter) batch(first remoteOp) []ResumeWrite {
 			out = append(out, ResumeWrite{ID: op.id, State: op.state})
 			last[op.id] = len(out) - 1
 		default:
+			w.lastSeq[op.id] = max(w.lastSeq[op.id], op.seq)
 			if ok && !out[i].Delete && len(out[i].Messages) < resumeMaxMessages &&
 				(len(out[i].Messages) == 0 || op.seq == out[i].FirstSeq+uint64(len(out[i].Messages))) {
 				if len(out[i].Messages) == 0 {
@@ -211,6 +219,7 @@ func (w *resumeWriter) write(ctx context.Context, writes []ResumeWrite) {
 	}
 	for _, id := range disowned {
 		delete(w.headers, id)
+		delete(w.lastSeq, id)
 		w.disowned(id)
 	}
 }
@@ -221,6 +230,7 @@ func (w *resumeWriter) write(ctx context.Context, writes []ResumeWrite) {
 func (w *resumeWriter) refreshHeaders(ctx context.Context) {
 	writes := make([]ResumeWrite, 0, len(w.headers))
 	for id, st := range w.headers {
+		st.LastSeq = w.lastSeq[id]
 		writes = append(writes, ResumeWrite{ID: id, State: st})
 	}
 	for len(writes) > 0 {
@@ -321,7 +331,7 @@ func (h *Hub) resumeRemote(ctx context.Context, c *conn, r resumeRequest) (*Sess
 // supported one on attach (as after a heartbeat loss).
 func (h *Hub) restore(st ResumeState, lastSeq uint64) (*Session, *protocolError) {
 	n := uint64(len(st.Messages))
-	if n > 0 && lastSeq+1 < st.FirstSeq {
+	if (n > 0 && lastSeq+1 < st.FirstSeq) || (n == 0 && lastSeq < st.LastSeq) {
 		return nil, refuse(codeResumeGap, "messages after seq %d are no longer kept; start a new session", lastSeq)
 	}
 	s := newSession(h, st.ID, st.Token, st.Subject, st.Profile, st.AutoAnswer)

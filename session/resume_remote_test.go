@@ -219,4 +219,13 @@ func TestResumeCutsAnOpenAnswer(t *testing.T) {
 	if _, perr := h.restore(st, 2); perr == nil || perr.Code != codeResumeGap {
 		t.Fatalf("restore after seq 2 of messages from 4 = %v, want %s", perr, codeResumeGap)
 	}
+	// Redis lost the messages but knows the session had sent up to 9.
+	lost := ResumeState{ID: "s", Token: "t", Level: "L1", LastSeq: 9}
+	if _, perr := h.restore(lost, 7); perr == nil || perr.Code != codeResumeGap {
+		t.Fatalf("restore after seq 7 with no messages kept of 9 = %v, want %s", perr, codeResumeGap)
+	}
+	s2, perr := h.restore(lost, 9)
+	if perr != nil || s2.replay.last() != 9 {
+		t.Fatalf("restore of a client that has everything: %v, replay at %d; want no error, 9", perr, s2.replay.last())
+	}
 }

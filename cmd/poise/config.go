@@ -35,11 +35,10 @@ type config struct {
 	Engine             tiers.Config   `yaml:",inline"`              // sla_ms, health, l1, l2
 	L3                 recall.Config  `yaml:"l3"`                   // threshold 0.78
 	ASR                asr.Config     `yaml:"asr"`
-	Gateway            struct {
-		// Chains maps a model name (or "*") to its ordered endpoints;
-		// "{model}" in an endpoint's model stands for the requested name.
-		Chains map[string][]tiers.Endpoint `yaml:"chains"`
-	} `yaml:"gateway"`
+
+	// Gateway configures /v1/chat/completions: chains, keys, retry policy
+	// (tiers.GatewayConfig); without chains /v1 answers 404.
+	Gateway tiers.GatewayConfig `yaml:"gateway"`
 }
 
 const defaultAddr = "127.0.0.1:8080"
@@ -114,6 +113,7 @@ func (c config) validate(lines keyLines) error {
 		add(errors.New("limits: values must not be negative (0 means no limit)"))
 	}
 	add(c.Engine.Validate())
+	add(c.Gateway.Validate())
 	add(c.ASR.Validate())
 	if c.RedisURL != "" {
 		_, err := redisOptions(c.RedisURL) // redis.go

@@ -136,6 +136,8 @@ func (a *app) routes() http.Handler {
 		w.Header().Set("Cache-Control", "max-age=3600")
 		w.Write(coach.ScriptsJSON())
 	})
+	mux.Handle("POST /v1/chat/completions", a.gw)
+	mux.Handle("GET /v1/models", a.gw)
 	a.opsAPI(mux)
 	a.demoAPI(mux)
 	mux.Handle("/", web.Handler())

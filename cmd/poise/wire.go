@@ -26,6 +26,8 @@ type app struct {
 	hub    *session.Hub
 	demo   *demo // nil unless -demo
 
+	gw *tiers.Gateway // /v1/chat/completions and /v1/models; 404 without gateway.chains
+
 	cancel context.CancelFunc // stops background loops (health probes)
 	wg     sync.WaitGroup     // background loops
 	stop   []func()           // run by close, last first
@@ -60,7 +62,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	if a.demo != nil {
 		templates, probe = a.demo.wrapTemplates(tpl, probe)
 	}
-	healthOpts := []tiers.HealthOption{tiers.WithNode(node)}
+	healthOpts := []tiers.HealthOption{tiers.WithNode(node), tiers.WithGatewayProbes(cfg.Gateway)}
 	if cfg.RedisURL != "" {
 		shared, err := a.startRedis(ctx, node, cfg.sessionConfig().ResumeWindow)
 		if err != nil {
@@ -72,6 +74,11 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	tm := tiers.NewMetrics(reg)
 	a.health = tiers.NewHealth(cfg.Engine, []tiers.Probe{probe}, log, tm, healthOpts...)
 	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tm)
+	if a.gw, err = tiers.NewGateway(cfg.Gateway, a.health, log, tm); err != nil {
+		a.close()
+		return nil, err
+	}
+	a.stop = append(a.stop, a.gw.Close)
 	a.wg.Go(func() { a.health.Run(ctx) })
 
 	pool := asr.NewPool(cfg.ASR, log, asr.NewMetrics(reg))

@@ -268,3 +268,37 @@ func TestRedisStoreRefreshCatchesUp(t *testing.T) {
 		t.Fatal("a deleted session came back")
 	}
 }
+
+// BenchmarkRedisWriteResume measures the resume writer's round trip: one
+// batch of 32 sessions × 16 messages, as a busy node sends them.
+func BenchmarkRedisWriteResume(b *testing.B) {
+	url := os.Getenv("POISE_TEST_REDIS_URL")
+	if url == "" {
+		b.Skip("POISE_TEST_REDIS_URL is not set")
+	}
+	opt, _ := redis.ParseURL(url)
+	opt.DB = testRedisDB
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	rdb.FlushDB(context.Background())
+	s := NewRedisStore(rdb, RedisStoreConfig{})
+	msg := []byte(`{"type":"answer_delta","seq":0,"id":"q1","text":"a few words of an answer "}`)
+	const sessions, perSession = 32, 16
+	var seq uint64 = 1
+	b.ReportAllocs()
+	for b.Loop() {
+		writes := make([]ResumeWrite, sessions)
+		for i := range writes {
+			w := ResumeWrite{ID: "bench-" + strconv.Itoa(i), FirstSeq: seq}
+			for range perSession {
+				w.Messages = append(w.Messages, msg)
+			}
+			writes[i] = w
+		}
+		seq += perSession
+		if _, err := s.WriteResume(context.Background(), writes); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sessions*perSession), "ns/message")
+}

@@ -123,6 +123,9 @@ func TestSummarize(t *testing.T) {
 	if s.Questions != 4 || s.Superseded != 1 || s.Offline != 1 || s.NoContent != 1 {
 		t.Errorf("counts %+v", s)
 	}
+	if s.CoachAtSLA != 2 {
+		t.Errorf("%d coach cards at the SLA timer, want 2", s.CoachAtSLA)
+	}
 	if s.FirstWithin != 2 || s.ContentWithin != 1 || s.ByFirst["L1"] != 1 || s.ByFirst[kindCoach] != 2 {
 		t.Errorf("within %d content %d by %v", s.FirstWithin, s.ContentWithin, s.ByFirst)
 	}

@@ -18,6 +18,9 @@ type Summary struct {
 	FirstWithin   int `json:"first_within"`
 	ContentWithin int `json:"content_within"`
 	NoContent     int `json:"no_content"`
+	// CoachAtSLA have the coach as first content, arriving within
+	// slaTimerWindow after the SLA: the server's SLA timer fired it.
+	CoachAtSLA int `json:"coach_at_sla"`
 	// First content latency percentiles over Questions, in ms.
 	FirstP50 float64 `json:"first_p50_ms"`
 	FirstP95 float64 `json:"first_p95_ms"`
@@ -45,6 +48,10 @@ type Summary struct {
 	Reconnects   int            `json:"reconnects"`
 	ResumeMaxMS  float64        `json:"resume_max_ms"` // longest time without a connection; -1 if one never came back
 }
+
+// slaTimerWindow is how late after the SLA a coach card still counts as
+// fired by the server's SLA timer (CoachAtSLA).
+const slaTimerWindow = 100 * time.Millisecond
 
 // Summarize computes the Summary of r. A question's content is within the
 // SLA when it came at most r.SLAms + allowance after the question; the
@@ -76,6 +83,9 @@ func Summarize(r *Result, allowance time.Duration) Summary {
 		}
 		if q.AnswerMS >= 0 && q.AnswerMS <= limit {
 			s.ContentWithin++
+		}
+		if q.FirstKind == kindCoach && q.FirstMS >= r.SLAms && q.FirstMS <= r.SLAms+ms(slaTimerWindow) {
+			s.CoachAtSLA++
 		}
 		if q.FirstKind == kindAnswer {
 			s.ByFirst[q.Level]++

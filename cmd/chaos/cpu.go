@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cpuMark is a moment's CPU counters: the machine's (from /proc/stat) and
+// this process's (the load generator's).
+type cpuMark struct {
+	at          time.Time
+	busy, total float64 // machine jiffies; zero where /proc/stat is missing
+	self        time.Duration
+}
+
+func markCPU() cpuMark {
+	m := cpuMark{at: time.Now()}
+	if raw, err := os.ReadFile("/proc/stat"); err == nil {
+		line, _, _ := strings.Cut(string(raw), "\n")
+		fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+		for i, f := range fields[1:] {
+			v, _ := strconv.ParseFloat(f, 64)
+			m.total += v
+			if i != 3 && i != 4 { // idle, iowait
+				m.busy += v
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		m.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return m
+}
+
+// machineBusy is the share of the machine's CPU time spent busy since m
+// (-1 if unknown).
+func (m cpuMark) machineBusy(now cpuMark) float64 {
+	if now.total <= m.total {
+		return -1
+	}
+	return (now.busy - m.busy) / (now.total - m.total)
+}
+
+// selfCores is this process's CPU use since m, in cores.
+func (m cpuMark) selfCores(now cpuMark) float64 {
+	return (now.self - m.self).Seconds() / now.at.Sub(m.at).Seconds()
+}

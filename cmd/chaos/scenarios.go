@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/poise-dev/poise/cmd/loadgen/load"
+	"github.com/poise-dev/poise/tiers/vendorsim"
+)
+
+// scenario is one named, seeded, repeatable fault story.
+type scenario struct {
+	name  string
+	about string // one line for the report
+	// ci marks the scenarios of the short run (cmd/chaos's go test).
+	ci       bool
+	nodes    int  // poise nodes; 0 means 1
+	redis    bool // start a redis-server and point the nodes at it
+	demo     bool // run poise -demo (faults through its ops API)
+	config   func(*poiseConfig)
+	down     []string       // backends down from the start
+	mix      []load.Profile // session profiles in turn; default suiteMix
+	duration time.Duration  // of traffic; a drain follows
+	steps    []step
+	chart    bool // draw sessions per level over time
+}
+
+// stepKind says how a step counts for the report: the first fault step
+// starts the fault window, the last clear step ends it.
+type stepKind int
+
+const (
+	stepFault stepKind = iota
+	stepClear
+)
+
+// step is one action at a time after traffic started.
+type step struct {
+	at   time.Duration
+	what string
+	kind stepKind
+	do   func(ctx context.Context, e *env) error
+}
+
+// Session profiles of the suite.
+var (
+	typist   = load.Profile{Name: "typist", Typed: true, QuestionGap: 4 * time.Second}
+	listener = load.Profile{Name: "listener", Audio: true, AutoAnswer: true}
+	suiteMix = []load.Profile{typist, typist, listener}
+)
+
+// Faults the scenarios use.
+var (
+	outage  = vendorsim.Fault{Status: 503, HealthDown: true}
+	limited = vendorsim.Fault{Status: 429, RetryAfter: "1", FailNext: 12}
+)
+
+func faultOn(at time.Duration, what, simName, model string, f vendorsim.Fault) step {
+	return step{at: at, what: what, kind: stepFault, do: func(ctx context.Context, e *env) error {
+		return e.fault(ctx, simName, model, f)
+	}}
+}
+
+func clearAt(at time.Duration, what string, sims ...string) step {
+	return step{at: at, what: what, kind: stepClear, do: func(ctx context.Context, e *env) error {
+		return e.clear(ctx, sims...)
+	}}
+}
+
+func demoStep(at time.Duration, kind stepKind, what string, on bool, faults ...string) step {
+	return step{at: at, what: what, kind: kind, do: func(ctx context.Context, e *env) error {
+		for _, f := range faults {
+			if err := e.demoFault(ctx, f, on); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// scenarios is the suite, in the order it runs.
+var scenarios = []scenario{
+	{
+		name: "l1-outage", about: "both L1 vendors answer 503 and fail probes (a regional outage), then recover",
+		ci: true, chart: true, duration: 24 * time.Second,
+		steps: []step{
+			faultOn(3*time.Second, "vendor-a: 503 + probes down", simVendorA, "*", outage),
+			faultOn(3*time.Second, "vendor-b: 503 + probes down", simVendorB, "*", outage),
+			clearAt(13*time.Second, "both vendors recover", simVendorA, simVendorB),
+		},
+	},
+	{
+		name: "rate-limit-429", about: "429 bursts with Retry-After: 1 on the primary, then on both vendors",
+		duration: 16 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: next 12 requests 429", simVendorA, "*", limited),
+			faultOn(6*time.Second, "vendor-a: next 12 requests 429", simVendorA, "*", limited),
+			faultOn(10*time.Second, "vendor-a: next 12 requests 429", simVendorA, "*", limited),
+			faultOn(10*time.Second, "vendor-b: next 12 requests 429", simVendorB, "*", limited),
+			clearAt(13*time.Second, "bursts over", simVendorA, simVendorB),
+		},
+	},
+	{
+		name: "quota-402", about: "the primary vendor's quota is exhausted (402 insufficient_quota)",
+		duration: 14 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: 402 insufficient_quota", simVendorA, "*", vendorsim.Fault{Status: 402, Code: "insufficient_quota"}),
+			clearAt(10*time.Second, "quota topped up", simVendorA),
+		},
+	},
+	{
+		name: "model-404", about: "the primary's model is deprecated (404 model_not_found)",
+		duration: 14 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: gpt-4o-mini 404", simVendorA, modelA, vendorsim.Fault{Status: 404, Code: "model_not_found"}),
+			clearAt(10*time.Second, "model restored", simVendorA),
+		},
+	},
+	{
+		name: "dns-failure", about: "the primary vendor's host does not resolve (base_url http://vendor-a.invalid/v1) for the whole run",
+		duration: 12 * time.Second, down: []string{simVendorA},
+		config: func(c *poiseConfig) {
+			c.L1.Vendors[0].BaseURL = "http://vendor-a.invalid/v1"
+		},
+	},
+	{
+		name: "slow-first-token", about: "first tokens slow on the primary (1.1 s), then on both (1.1 s and 1.4 s)",
+		duration: 16 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: first token after 1100 ms", simVendorA, "*", vendorsim.Fault{FirstTokenDelayMS: 1100}),
+			faultOn(7*time.Second, "vendor-b: first token after 1400 ms", simVendorB, "*", vendorsim.Fault{FirstTokenDelayMS: 1400}),
+			clearAt(12*time.Second, "latency back to normal", simVendorA, simVendorB),
+		},
+	},
+	{
+		name: "stream-stall", about: "the primary's streams stall after 3 chunks",
+		duration: 14 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: stall after 3 chunks", simVendorA, "*", vendorsim.Fault{StallAfter: 3}),
+			clearAt(10*time.Second, "streams flow", simVendorA),
+		},
+	},
+	{
+		name: "stream-cut", about: "the primary's streams are cut (connection closed) after 3 chunks",
+		ci: true, duration: 14 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: cut after 3 chunks", simVendorA, "*", vendorsim.Fault{CutAfter: 3}),
+			clearAt(10*time.Second, "streams complete", simVendorA),
+		},
+	},
+	{
+		name: "local-timeout", about: "L1 is down and the local model (L2) stops answering within its 2 s timeout",
+		duration: 22 * time.Second,
+		steps: []step{
+			faultOn(2*time.Second, "vendor-a: 503 + probes down", simVendorA, "*", outage),
+			faultOn(2*time.Second, "vendor-b: 503 + probes down", simVendorB, "*", outage),
+			faultOn(6*time.Second, "local: first token after 3000 ms", simLocal, "*", vendorsim.Fault{FirstTokenDelayMS: 3000}),
+			clearAt(14*time.Second, "all recover", simVendorA, simVendorB, simLocal),
+		},
+	},
+	{
+		name: "templates-down", about: "poise -demo: L1 down, L2 slow, then the template store fails (its demo fault)",
+		demo: true, duration: 22 * time.Second,
+		steps: []step{
+			demoStep(2*time.Second, stepFault, "l1_down + l2_slow", true, "l1_down", "l2_slow"),
+			demoStep(7*time.Second, stepFault, "templates_down", true, "templates_down"),
+			demoStep(14*time.Second, stepClear, "all faults off", false, "templates_down", "l2_slow", "l1_down"),
+		},
+	},
+	{
+		name: "whisper-down", about: "the whisper server fails (500, probes down); the cloud speech-to-text takes the finals",
+		mix: []load.Profile{listener, typist}, duration: 24 * time.Second,
+		steps: []step{
+			faultOn(3*time.Second, "whisper: 500 + probes down", simWhisper, "*", vendorsim.Fault{Status: 500, HealthDown: true}),
+			clearAt(15*time.Second, "whisper back", simWhisper),
+		},
+	},
+	{
+		name: "redis-down", about: "two nodes share Redis; redis-server is killed, then restarted empty",
+		redis: true, nodes: 2, duration: 16 * time.Second,
+		steps: []step{
+			{at: 3 * time.Second, what: "redis-server killed", kind: stepFault, do: func(ctx context.Context, e *env) error { return e.stopRedis() }},
+			{at: 11 * time.Second, what: "redis-server restarted", kind: stepClear, do: func(ctx context.Context, e *env) error { return e.startRedis(ctx) }},
+		},
+	},
+	{
+		name: "node-killed", about: "two nodes share Redis; one is killed (SIGKILL) and its sessions resume on the other",
+		ci: true, redis: true, nodes: 2, duration: 14 * time.Second,
+		steps: []step{
+			{at: 4 * time.Second, what: "node-2 killed", kind: stepFault, do: func(ctx context.Context, e *env) error { return e.killNode(ctx, 1) }},
+		},
+	},
+}

@@ -108,8 +108,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveChat(w, r)
 	case path == "/v1/models" && r.Method == http.MethodGet:
 		g.serveModels(w)
-	case path == "/v1/chat/completions" || path == "/v1/models":
-		w.Header().Set("Allow", map[bool]string{true: "POST", false: "GET"}[path == "/v1/chat/completions"])
+	case path == "/v1/chat/completions", path == "/v1/models":
+		allow := http.MethodGet
+		if path == "/v1/chat/completions" {
+			allow = http.MethodPost
+		}
+		w.Header().Set("Allow", allow)
 		writeGatewayError(w, http.StatusMethodNotAllowed, gatewayError{Message: fmt.Sprintf("method %s not allowed on %s", r.Method, path), Type: typeInvalidRequest})
 	default:
 		writeGatewayError(w, http.StatusNotFound, gatewayError{Message: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path), Type: typeInvalidRequest})

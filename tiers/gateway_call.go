@@ -41,6 +41,8 @@ type gatewayCall struct {
 	excluded     map[string]bool // upstream models that reported context_length: never again
 	last         *Error          // the last failure, for the error response
 	lastEndpoint string
+	cut          *Error // the failure that cut the answer the client has partly seen
+	cutEndpoint  string
 	attempted    bool
 	coolingWait  time.Duration // the shortest cooldown that made a target be skipped
 }
@@ -129,6 +131,9 @@ func (c *gatewayCall) settle(ctx context.Context, t target, res attemptResult) b
 		return true
 	}
 	c.last, c.lastEndpoint = res.err, t.ep.Name
+	if res.started && c.sent {
+		c.cut, c.cutEndpoint = res.err, t.ep.Name
+	}
 	return false
 }
 
@@ -180,12 +185,15 @@ func (c *gatewayCall) exhausted() {
 			Type:    typeRateLimit, Code: "rate_limit_exceeded", retryAfter: c.coolingWait})
 		return
 	}
-	e := c.last
+	e, endpoint := c.last, c.lastEndpoint
+	if c.sent && c.cut != nil {
+		e, endpoint = c.cut, c.cutEndpoint
+	}
 	if e == nil {
 		e = &Error{Class: ClassServer, Message: "no endpoint could be tried"}
 	}
-	ge, status := exhaustedError(c.rq.model, c.lastEndpoint, e, c.sent)
-	c.log.Warn().Str("model", c.rq.model).Str("endpoint", c.lastEndpoint).Str("class", string(e.Class)).
+	ge, status := exhaustedError(c.rq.model, endpoint, e, c.sent)
+	c.log.Warn().Str("model", c.rq.model).Str("endpoint", endpoint).Str("class", string(e.Class)).
 		Int("status", e.Status).Str("code", e.Code).Str("message", e.Message).Bool("cut", c.sent).
 		Msg("tiers: gateway: no endpoint could answer")
 	outcome := outcomeError

@@ -1,0 +1,173 @@
+package tiers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/rs/zerolog"
+)
+
+// benchReply is a short answer: 48 words, so 48 content chunks.
+const benchReply = "Situation: our checkout timed out during a sale. Task: I owned the fix. " +
+	"Action: I profiled the database calls, added a read-through cache with a short expiry, " +
+	"rolled it out behind a flag to one region, then everywhere. Result: p99 latency fell by " +
+	"sixty percent and the sale went on."
+
+// benchPaths is vendorsim without token delays, reached directly and
+// through a gateway whose one chain points at it, both over real HTTP.
+type benchPaths struct {
+	direct, gateway openai.Client
+	simURL, gwURL   string
+}
+
+func newBenchPaths(b *testing.B) benchPaths {
+	b.Helper()
+	sim := vendorsim.New(vendorsim.Options{TokenDelay: -1})
+	sim.SetReply("m", benchReply)
+	simSrv := httptest.NewServer(sim)
+	b.Cleanup(func() { sim.Close(); simSrv.Close() })
+	cfg := GatewayConfig{Keys: []string{"k"}, Chains: map[string][]GatewayEndpoint{
+		"m": {{Endpoint: Endpoint{Name: "sim", BaseURL: simSrv.URL + "/v1", Model: "m"}}},
+	}}
+	h := NewHealth(Config{}, nil, zerolog.Nop(), nil, WithGatewayProbes(cfg))
+	gw, err := NewGateway(cfg, h, zerolog.Nop(), NewMetrics(nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	gwSrv := httptest.NewServer(gw)
+	b.Cleanup(func() { gwSrv.Close(); gw.Close() })
+	return benchPaths{
+		direct:  newGatewayClient(simSrv.URL, "k"),
+		gateway: newGatewayClient(gwSrv.URL, "k"),
+		simURL:  simSrv.URL,
+		gwURL:   gwSrv.URL,
+	}
+}
+
+// streamOnce streams one answer and returns its first-token and total
+// latency.
+func streamOnce(ctx context.Context, b *testing.B, c openai.Client) (ttft, total time.Duration) {
+	start := time.Now()
+	st := c.Chat.Completions.NewStreaming(ctx, chatParams("m"))
+	defer st.Close()
+	n := 0
+	for st.Next() {
+		if ch := st.Current(); len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
+			if n == 0 {
+				ttft = time.Since(start)
+			}
+			n++
+		}
+	}
+	if err := st.Err(); err != nil || n == 0 {
+		b.Fatalf("stream: %v after %d chunks", err, n)
+	}
+	return ttft, time.Since(start)
+}
+
+// BenchmarkGatewayLatency streams whole answers one at a time, directly
+// from vendorsim and through the gateway, and reports the p50 and p99 of
+// the time to the first token and to the end of the stream. The gateway's
+// added latency is the difference between the two sub-benchmarks. Run
+// with -benchtime=1000x for 1,000 requests each.
+func BenchmarkGatewayLatency(b *testing.B) {
+	p := newBenchPaths(b)
+	for _, path := range []struct {
+		name   string
+		client openai.Client
+	}{{"direct", p.direct}, {"gateway", p.gateway}} {
+		b.Run(path.name, func(b *testing.B) {
+			ctx := context.Background()
+			for range 20 { // warm the connection pools
+				streamOnce(ctx, b, path.client)
+			}
+			var ttfts, totals []time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				ttft, total := streamOnce(ctx, b, path.client)
+				ttfts, totals = append(ttfts, ttft), append(totals, total)
+			}
+			reportPercentiles(b, "ttft", ttfts)
+			reportPercentiles(b, "total", totals)
+		})
+	}
+}
+
+// BenchmarkGatewayThroughput streams answers from 32 concurrent clients
+// (16 per core), directly from vendorsim and through the gateway, and
+// reports requests per second. The clients read the SSE body without
+// parsing it (checking only that it ends with [DONE]), so that the cores
+// go to the simulator and the gateway; they still share the machine, so
+// the gateway figure is a lower bound for a gateway on its own.
+func BenchmarkGatewayThroughput(b *testing.B) {
+	p := newBenchPaths(b)
+	body, err := json.Marshal(map[string]any{"model": "m", "stream": true,
+		"messages": []map[string]string{{"role": "user", "content": "Tell me about a time you fixed a production outage."}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer hc.CloseIdleConnections()
+	for _, path := range []struct{ name, url string }{{"direct", p.simURL}, {"gateway", p.gwURL}} {
+		b.Run(path.name, func(b *testing.B) {
+			b.SetParallelism(16)
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := rawStream(hc, path.url, body); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		})
+	}
+}
+
+// rawStream posts body to url's chat completions and reads the stream to
+// its end.
+func rawStream(hc *http.Client, url string, body []byte) error {
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer k")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	all, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.HasSuffix(all, []byte("data: [DONE]\n\n")) {
+		return fmt.Errorf("status %d, body ends %q", resp.StatusCode, all[max(0, len(all)-40):])
+	}
+	return nil
+}
+
+func reportPercentiles(b *testing.B, name string, ds []time.Duration) {
+	b.Helper()
+	if len(ds) == 0 {
+		return
+	}
+	slices.Sort(ds)
+	at := func(q float64) float64 {
+		return float64(ds[min(len(ds)-1, int(q*float64(len(ds))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), name+"-p50-ms")
+	b.ReportMetric(at(0.99), name+"-p99-ms")
+}

@@ -72,6 +72,9 @@ func assess(sc scenario, res *load.Result, nodes []*node, steps []stepRun) *outc
 	}
 	o.ClimbBackMS, o.NotBack = climbBack(res, clearAt)
 	o.Failures = verdict(o, res)
+	if sc.expect != nil {
+		o.Failures = append(o.Failures, sc.expect(o, res)...)
+	}
 	return o
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/poise-dev/poise/cmd/loadgen/load"
@@ -23,6 +25,51 @@ type scenario struct {
 	duration time.Duration  // of traffic; a drain follows
 	steps    []step
 	chart    bool // draw sessions per level over time
+	// expect lists what the scenario must show for its fault to have
+	// bitten (a transition, a resume, a fallback source); nil: nothing.
+	expect func(o *outcome, res *load.Result) []string
+}
+
+// everySession expects each opened session to have made the transition
+// key ("L1→L2 (vendor_all_down)") at least once.
+func everySession(keys ...string) func(*outcome, *load.Result) []string {
+	return func(o *outcome, res *load.Result) []string {
+		var miss []string
+		for _, k := range keys {
+			if got := o.Transitions[k]; got < o.Opened {
+				miss = append(miss, fmt.Sprintf("expected %s for every session, saw %d of %d", k, got, o.Opened))
+			}
+		}
+		return miss
+	}
+}
+
+// resumed expects at least one session to have resumed after its node
+// died.
+func resumed(o *outcome, res *load.Result) []string {
+	n := 0
+	for _, rc := range res.Reconnects {
+		if rc.Resumed {
+			n++
+		}
+	}
+	if n == 0 {
+		return []string{"expected sessions to resume on the surviving node, none did"}
+	}
+	return nil
+}
+
+// captionsFrom expects finals from a caption source whose name starts
+// with prefix.
+func captionsFrom(prefix string) func(*outcome, *load.Result) []string {
+	return func(o *outcome, res *load.Result) []string {
+		for src, n := range o.Summary.CaptionSources {
+			if strings.HasPrefix(src, prefix) && n > 0 {
+				return nil
+			}
+		}
+		return []string{fmt.Sprintf("expected captions from %s, got %v", prefix, o.Summary.CaptionSources)}
+	}
 }
 
 // stepKind says how a step counts for the report: the first fault step
@@ -83,6 +130,7 @@ var scenarios = []scenario{
 	{
 		name: "l1-outage", about: "both L1 vendors answer 503 and fail probes (a regional outage), then recover",
 		ci: true, chart: true, duration: 24 * time.Second,
+		expect: everySession("L1→L2 (vendor_all_down)", "L2→L1 (recovered)"),
 		steps: []step{
 			faultOn(3*time.Second, "vendor-a: 503 + probes down", simVendorA, "*", outage),
 			faultOn(3*time.Second, "vendor-b: 503 + probes down", simVendorB, "*", outage),
@@ -150,7 +198,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "local-timeout", about: "L1 is down and the local model (L2) stops answering within its 2 s timeout",
-		duration: 22 * time.Second,
+		duration: 22 * time.Second, expect: everySession("L1→L2 (vendor_all_down)", "L2→L3 (local_failing)"),
 		steps: []step{
 			faultOn(2*time.Second, "vendor-a: 503 + probes down", simVendorA, "*", outage),
 			faultOn(2*time.Second, "vendor-b: 503 + probes down", simVendorB, "*", outage),
@@ -160,7 +208,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "templates-down", about: "poise -demo: L1 down, L2 slow, then the template store fails (its demo fault)",
-		demo: true, duration: 22 * time.Second,
+		demo: true, duration: 22 * time.Second, expect: everySession("L3→L4 (templates_failing)"),
 		steps: []step{
 			demoStep(2*time.Second, stepFault, "l1_down + l2_slow", true, "l1_down", "l2_slow"),
 			demoStep(7*time.Second, stepFault, "templates_down", true, "templates_down"),
@@ -169,7 +217,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "whisper-down", about: "the whisper server fails (500, probes down); the cloud speech-to-text takes the finals",
-		mix: []load.Profile{listener, typist}, duration: 24 * time.Second,
+		mix: []load.Profile{listener, typist}, duration: 24 * time.Second, expect: captionsFrom("cloud"),
 		steps: []step{
 			faultOn(3*time.Second, "whisper: 500 + probes down", simWhisper, "*", vendorsim.Fault{Status: 500, HealthDown: true}),
 			clearAt(15*time.Second, "whisper back", simWhisper),
@@ -185,9 +233,28 @@ var scenarios = []scenario{
 	},
 	{
 		name: "node-killed", about: "two nodes share Redis; one is killed (SIGKILL) and its sessions resume on the other",
-		ci: true, redis: true, nodes: 2, duration: 14 * time.Second,
+		ci: true, redis: true, nodes: 2, duration: 14 * time.Second, expect: resumed,
 		steps: []step{
 			{at: 4 * time.Second, what: "node-2 killed", kind: stepFault, do: func(ctx context.Context, e *env) error { return e.killNode(ctx, 1) }},
 		},
 	},
+}
+
+// scaled returns sc with its duration and step times multiplied by f
+// (f <= 0 means 1).
+func (sc scenario) scaled(f float64) scenario {
+	if f <= 0 || f == 1 {
+		return sc
+	}
+	scale := func(d time.Duration) time.Duration {
+		return time.Duration(float64(d) * f).Round(100 * time.Millisecond)
+	}
+	sc.duration = scale(sc.duration)
+	steps := make([]step, len(sc.steps))
+	for i, st := range sc.steps {
+		st.at = scale(st.at)
+		steps[i] = st
+	}
+	sc.steps = steps
+	return sc
 }

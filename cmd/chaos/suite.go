@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,8 @@ const loadName = "load"
 // Suite sizes.
 const (
 	defaultSessions = 24 // per scenario in the full run
-	shortSessions   = 6  // per scenario in the short (CI) run
+	shortSessions   = 8  // per scenario in the short (CI) run
+	shortScale      = 0.6
 )
 
 type options struct {
@@ -35,7 +37,10 @@ type options struct {
 	seed     int64
 	binDir   string // prebuilt poise and vendorsim; empty: build them
 	bench    bool   // run the load benchmark
-	log      io.Writer
+	// timeScale multiplies every scenario's duration and step times
+	// (default 1; -short uses shortScale).
+	timeScale float64
+	log       io.Writer
 }
 
 func parseOptions(args []string) (options, error) {
@@ -62,6 +67,10 @@ func parseOptions(args []string) (options, error) {
 		}
 	}
 	o.bench = o.bench && !o.short && (len(o.only) == 0 || slices.Contains(o.only, loadName))
+	o.timeScale = 1
+	if o.short {
+		o.timeScale = shortScale
+	}
 	return o, nil
 }
 
@@ -100,6 +109,7 @@ func pick(o options) ([]scenario, error) {
 // benchmark), and writes the report into o.out.
 func runSuite(ctx context.Context, o options) (*report, error) {
 	began := time.Now()
+	defer http.DefaultClient.CloseIdleConnections() // the control calls' keep-alive connections
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(o.log, "%6.1fs  %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 	}
@@ -138,7 +148,7 @@ func runSuite(ctx context.Context, o options) (*report, error) {
 	rep := &report{Generated: time.Now().UTC(), Machine: machine(), Seed: o.seed, Sessions: o.sessions, Short: o.short}
 	for _, sc := range chosen {
 		logf("scenario %s: %s", sc.name, sc.about)
-		oc, res, err := s.run(ctx, sc)
+		oc, res, err := s.run(ctx, sc.scaled(o.timeScale))
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.name, err)
 		}

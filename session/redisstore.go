@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -186,7 +187,7 @@ func (s *RedisStore) AddTransition(ctx context.Context, t Transition) error {
 // Sessions implements Store: it SCANs the session hashes (on every master
 // of a cluster), sorted by id.
 func (s *RedisStore) Sessions(ctx context.Context) ([]SessionRecord, error) {
-	keys, err := scanKeys(ctx, s.rdb, sessionKeyPrefix+"*")
+	keys, err := tiers.ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: scan sessions: %w", err)
 	}
@@ -216,42 +217,6 @@ func parseSession(id string, h map[string]string) SessionRecord {
 	ms, _ := strconv.ParseInt(h["updated_at"], 10, 64)
 	return SessionRecord{ID: id, Node: h["node"], Level: h["level"], Lang: h["lang"], Seniority: h["seniority"],
 		Connected: h["connected"] == fieldTrue || h["connected"] == "true", UpdatedAt: time.UnixMilli(ms)}
-}
-
-// scanKeys returns the keys matching pattern, without duplicates. On a
-// cluster it scans every master.
-func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
-	seen := map[string]bool{}
-	var mu sync.Mutex
-	scan := func(ctx context.Context, c redis.Cmdable) error {
-		var cursor uint64
-		for {
-			keys, next, err := c.ScanType(ctx, cursor, pattern, scanBatch, "hash").Result()
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			for _, k := range keys {
-				seen[k] = true
-			}
-			mu.Unlock()
-			if cursor = next; cursor == 0 {
-				return nil
-			}
-		}
-	}
-	var err error
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return scan(ctx, m) })
-	} else {
-		err = scan(ctx, rdb)
-	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys, err
 }
 
 // Transitions implements Store with XREVRANGE, oldest first.

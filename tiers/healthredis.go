@@ -153,7 +153,7 @@ func (s *RedisHealthStore) ClearEvents(ctx context.Context, key string) error {
 // States implements HealthStore: it SCANs the records (on every master of
 // a cluster).
 func (s *RedisHealthStore) States(ctx context.Context) ([]BackendState, error) {
-	keys, err := scanHashes(ctx, s.rdb, healthKeyPrefix+"*")
+	keys, err := ScanHashes(ctx, s.rdb, healthKeyPrefix+"*")
 	if err != nil {
 		return nil, wrapHealth("scan", "", err)
 	}
@@ -260,9 +260,10 @@ func redisInt(v any) int {
 	return 0
 }
 
-// scanHashes returns the hash keys matching pattern, without duplicates,
-// from every master of a cluster.
-func scanHashes(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+// ScanHashes returns the hash keys matching pattern, sorted and without
+// duplicates, from every master of a cluster. The session's Redis store
+// lists its session hashes with it too.
+func ScanHashes(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	scan := func(ctx context.Context, c redis.Cmdable) error {

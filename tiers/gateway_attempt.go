@@ -97,6 +97,11 @@ func (c *gatewayCall) attempt(ctx context.Context, t target, model, prefill stri
 			break
 		}
 	}
+	if res.finish == "" && st.Err() == nil {
+		// [DONE] came before every choice asked for finished (a server
+		// that ignores n): what finished is the answer.
+		res.finish = c.acc.finishReason()
+	}
 	res.err = t.src.endError(ctx, sctx, st.Err(), result{started: res.started, finish: res.finish}, prefill != "")
 	return res
 }

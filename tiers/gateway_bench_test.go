@@ -75,33 +75,62 @@ func streamOnce(ctx context.Context, b *testing.B, c openai.Client) (ttft, total
 	return ttft, time.Since(start)
 }
 
-// BenchmarkGatewayLatency streams whole answers one at a time, directly
-// from vendorsim and through the gateway, and reports the p50 and p99 of
-// the time to the first token and to the end of the stream. The gateway's
-// added latency is the difference between the two sub-benchmarks. Run
-// with -benchtime=1000x for 1,000 requests each.
+// BenchmarkGatewayLatency streams whole answers one at a time, each
+// iteration one directly from vendorsim and one through the gateway (in
+// alternating order, so both paths see the same machine), and reports the
+// p50 and p99 of the time to the first token and to the end of the stream
+// on each path, and the gateway's added latency: the difference of the
+// percentiles. Run with -benchtime=1000x for 1,000 requests on each path.
 func BenchmarkGatewayLatency(b *testing.B) {
 	p := newBenchPaths(b)
-	for _, path := range []struct {
-		name   string
-		client openai.Client
-	}{{"direct", p.direct}, {"gateway", p.gateway}} {
-		b.Run(path.name, func(b *testing.B) {
-			ctx := context.Background()
-			for range 20 { // warm the connection pools
-				streamOnce(ctx, b, path.client)
-			}
-			var ttfts, totals []time.Duration
-			b.ReportAllocs()
-			for b.Loop() {
-				ttft, total := streamOnce(ctx, b, path.client)
-				ttfts, totals = append(ttfts, ttft), append(totals, total)
-			}
-			reportPercentiles(b, "ttft", ttfts)
-			reportPercentiles(b, "total", totals)
-		})
+	ctx := context.Background()
+	for range 20 { // warm the connection pools
+		streamOnce(ctx, b, p.direct)
+		streamOnce(ctx, b, p.gateway)
+	}
+	var direct, gateway latencies
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if i%2 == 0 {
+			direct.add(streamOnce(ctx, b, p.direct))
+			gateway.add(streamOnce(ctx, b, p.gateway))
+		} else {
+			gateway.add(streamOnce(ctx, b, p.gateway))
+			direct.add(streamOnce(ctx, b, p.direct))
+		}
+		i++
+	}
+	for _, q := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p99", 0.99}} {
+		d, g := direct.at(q.q), gateway.at(q.q)
+		b.ReportMetric(ms3(d.total), "direct-"+q.name+"-ms")
+		b.ReportMetric(ms3(g.total), "gw-"+q.name+"-ms")
+		b.ReportMetric(ms3(g.total-d.total), "added-"+q.name+"-ms")
+		b.ReportMetric(ms3(g.ttft-d.ttft), "added-ttft-"+q.name+"-ms")
 	}
 }
+
+// latencies collects first-token and total latencies of one path.
+type latencies struct{ ttft, total []time.Duration }
+
+func (l *latencies) add(ttft, total time.Duration) {
+	l.ttft, l.total = append(l.ttft, ttft), append(l.total, total)
+}
+
+// at returns the q-quantile of each.
+func (l *latencies) at(q float64) struct{ ttft, total time.Duration } {
+	pick := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[min(len(s)-1, int(q*float64(len(s))))]
+	}
+	return struct{ ttft, total time.Duration }{pick(l.ttft), pick(l.total)}
+}
+
+func ms3(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkGatewayThroughput streams answers from 32 concurrent clients
 // (16 per core), directly from vendorsim and through the gateway, and
@@ -157,17 +186,4 @@ func rawStream(hc *http.Client, url string, body []byte) error {
 		return fmt.Errorf("status %d, body ends %q", resp.StatusCode, all[max(0, len(all)-40):])
 	}
 	return nil
-}
-
-func reportPercentiles(b *testing.B, name string, ds []time.Duration) {
-	b.Helper()
-	if len(ds) == 0 {
-		return
-	}
-	slices.Sort(ds)
-	at := func(q float64) float64 {
-		return float64(ds[min(len(ds)-1, int(q*float64(len(ds))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(at(0.50), name+"-p50-ms")
-	b.ReportMetric(at(0.99), name+"-p99-ms")
 }

@@ -104,7 +104,7 @@ func (c *gatewayCall) account(t target, res attemptResult) {
 	}
 	ev := c.log.Debug()
 	if e.Class == ClassBadRequest {
-		ev = c.log.Error() // our bug, or the client's
+		ev = c.log.Info() // usually the client's request; it gets the provider's error
 	}
 	ev.Str("endpoint", name).Str("model", res.model).Str("class", string(e.Class)).Int("status", e.Status).
 		Str("code", e.Code).Str("message", e.Message).AnErr("cause", e.Err).Msg("tiers: gateway: attempt failed")

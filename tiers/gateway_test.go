@@ -213,3 +213,15 @@ func TestGatewayBadRequestBody(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayServerIgnoringN: vendorsim, like some servers, answers one
+// choice when n is 2; the answer ends at [DONE], it is not taken for a cut.
+func TestGatewayServerIgnoringN(t *testing.T) {
+	r := newGatewayRig(t, nil)
+	p := chatParams(gwModel)
+	p.N = openai.Int(2)
+	wantAnswer(t, r.stream(t, p), replyText, "a")
+	if b := r.b.sim.Counters(modelB); b.Requests != 0 {
+		t.Fatalf("b saw %+v", b)
+	}
+}

@@ -225,3 +225,37 @@ func TestGatewayServerIgnoringN(t *testing.T) {
 		t.Fatalf("b saw %+v", b)
 	}
 }
+
+// TestGatewayFailedAttemptsAreNotBilled: the answer names the endpoint
+// and model that answered, its usage is that endpoint's, and the failed
+// attempt is counted under its class, never as a completion.
+func TestGatewayFailedAttemptsAreNotBilled(t *testing.T) {
+	r := newGatewayRig(t, twoEndpoints)
+	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
+	s := r.stream(t, chatParams(gwModel))
+	wantAnswer(t, s, replyB, "b")
+	if last := s.models[len(s.models)-1]; last != modelB || s.header.Get(headerEndpoint) != "b" {
+		t.Fatalf("model %q, endpoint %q: want the fallback named", last, s.header.Get(headerEndpoint))
+	}
+	if s.usage == nil || s.usage.CompletionTokens == 0 {
+		t.Fatalf("usage %+v", s.usage)
+	}
+	for _, m := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"poise_backend_requests_total", map[string]string{"backend": "a", "class": "server"}, 1},
+		{"poise_backend_requests_total", map[string]string{"backend": "a", "class": "ok"}, 0},
+		{"poise_backend_requests_total", map[string]string{"backend": "b", "class": "ok"}, 1},
+		{"poise_gateway_tokens_total", map[string]string{"endpoint": "a", "kind": "completion"}, 0},
+		{"poise_gateway_tokens_total", map[string]string{"endpoint": "a", "kind": "prompt"}, 0},
+		{"poise_gateway_tokens_total", map[string]string{"endpoint": "b", "kind": "completion"}, float64(s.usage.CompletionTokens)},
+		{"poise_gateway_tokens_total", map[string]string{"endpoint": "b", "kind": "prompt"}, float64(s.usage.PromptTokens)},
+		{"poise_gateway_responses_total", map[string]string{"outcome": outcomeOK}, 1},
+	} {
+		if got := r.metric(t, m.name, m.labels); got != m.want {
+			t.Errorf("%s%v = %v, want %v", m.name, m.labels, got, m.want)
+		}
+	}
+}

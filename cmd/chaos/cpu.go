@@ -49,3 +49,26 @@ func (m cpuMark) machineBusy(now cpuMark) float64 {
 func (m cpuMark) selfCores(now cpuMark) float64 {
 	return (now.self - m.self).Seconds() / now.at.Sub(m.at).Seconds()
 }
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat times.
+const clockTicks = 100
+
+// procCPU is the CPU time a process has used (zero if unknown).
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; count after its ')'.
+	i := strings.LastIndexByte(string(raw), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(raw)[i+1:]) // f[0] is field 3 (state); utime and stime are fields 14 and 15
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return time.Duration((ut + st) / clockTicks * float64(time.Second))
+}

@@ -53,6 +53,7 @@ type loadStep struct {
 	Doubled       int     `json:"doubled"`
 	CPU           float64 `json:"server_cpu"`   // poise's CPU use over the step, in cores
 	LoadCPU       float64 `json:"loadgen_cpu"`  // the load generator's (this process), in cores
+	SimsCPU       float64 `json:"sims_cpu"`     // the simulators', in cores
 	MachineBusy   float64 `json:"machine_busy"` // share of the machine's CPU time busy; -1 unknown
 	RSSMiB        float64 `json:"server_rss_mib"`
 	Pass          bool    `json:"pass"`
@@ -115,12 +116,12 @@ func (s *suite) loadBenchmark(ctx context.Context, root string) (*loadReport, er
 	}
 	defer n.p.stop()
 	for _, sessions := range loadSteps {
-		st, err := s.loadStep(ctx, n, sessions)
+		st, err := s.loadStep(ctx, n, sims, sessions)
 		if err != nil {
 			return nil, err
 		}
-		s.log("load: %d sessions: p99 first content %.0f ms, %.1f%% within SLA, %d errors, %d lost; CPU poise %.2f, loadgen %.2f cores, machine %.0f%% busy; pass %v",
-			st.Sessions, st.FirstP99, 100*st.FirstShare, st.Errors, st.Lost, st.CPU, st.LoadCPU, 100*st.MachineBusy, st.Pass)
+		s.log("load: %d sessions: p99 first content %.0f ms, %.1f%% within SLA, %d errors, %d lost; CPU poise %.2f, loadgen %.2f, simulators %.2f cores, machine %.0f%% busy; pass %v",
+			st.Sessions, st.FirstP99, 100*st.FirstShare, st.Errors, st.Lost, st.CPU, st.LoadCPU, st.SimsCPU, 100*st.MachineBusy, st.Pass)
 		rep.Steps = append(rep.Steps, st)
 		if !st.Pass {
 			break
@@ -131,11 +132,11 @@ func (s *suite) loadBenchmark(ctx context.Context, root string) (*loadReport, er
 }
 
 // loadStep runs sessions for loadStepFor on n.
-func (s *suite) loadStep(ctx context.Context, n *node, sessions int) (loadStep, error) {
+func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, sessions int) (loadStep, error) {
 	if err := n.scrape(ctx); err != nil {
 		return loadStep{}, err
 	}
-	cpu0, t0, mark := n.metric("process_cpu_seconds_total"), time.Now(), markCPU()
+	cpu0, t0, mark, sims0 := n.metric("process_cpu_seconds_total"), time.Now(), markCPU(), simsCPU(sims)
 	res, err := load.Measure(ctx, load.Config{Servers: []string{n.url}, Sessions: sessions, Profiles: loadMix,
 		Duration: loadStepFor, Seed: s.seed, SLA: suiteSLAms * time.Millisecond, Clip: s.clip, Dialers: 64})
 	if err != nil {
@@ -154,7 +155,8 @@ func (s *suite) loadStep(ctx context.Context, n *node, sessions int) (loadStep, 
 		CaptionP95: sum.CaptionP95, CaptionMissed: sum.CaptionMissed, Errors: sum.Errors, Lost: sum.Lost, Doubled: sum.Doubled,
 		CPU:     (n.metric("process_cpu_seconds_total") - cpu0) / time.Since(t0).Seconds(),
 		LoadCPU: mark.selfCores(now), MachineBusy: mark.machineBusy(now),
-		RSSMiB: n.metric("process_resident_memory_bytes") / (1 << 20)}
+		SimsCPU: (simsCPU(sims) - sims0).Seconds() / time.Since(t0).Seconds(),
+		RSSMiB:  n.metric("process_resident_memory_bytes") / (1 << 20)}
 	st.Pass = st.Opened == sessions && st.FirstP99 <= suiteSLAms && sum.NoContent == 0 &&
 		st.Errors == 0 && st.Lost+st.Doubled == 0 && n.metric("poise_e2e_user_visible_errors_total") == 0
 	return st, nil
@@ -165,16 +167,16 @@ func (l *loadReport) markdown() string {
 	b.WriteString("## Load\n\n")
 	fmt.Fprintf(&b, "One poise node on this machine, with the load generator and the simulators beside it (%s). Sessions: one in four streams the WAV in real time and types a question every 3–5 s, the others type questions.\n\n", l.Delays)
 	fmt.Fprintf(&b, "**Largest load within the SLA: %d concurrent sessions** (p99 first useful content ≤ %.0f ms, no error, no lost or doubled message).\n\n", l.MaxSessions, l.SLAms)
-	b.WriteString("| sessions | questions | first content ≤ sla_ms | p50 | p99 | first content by source | captions p95 (missed) | errors | lost / doubled | CPU: poise / loadgen (cores), machine busy | poise RSS | within target |\n")
+	b.WriteString("| sessions | questions | first content ≤ sla_ms | p50 | p99 | first content by source | captions p95 (missed) | errors | lost / doubled | CPU cores: poise / loadgen / simulators; machine busy | poise RSS | within target |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|\n")
 	for _, st := range l.Steps {
 		ok := "✅"
 		if !st.Pass {
 			ok = "❌"
 		}
-		fmt.Fprintf(&b, "| %d | %d | %s | %.0f ms | %.0f ms | %s | %.0f ms (%d) | %d | %d / %d | %.2f / %.2f, %.0f%% | %.0f MiB | %s |\n",
+		fmt.Fprintf(&b, "| %d | %d | %s | %.0f ms | %.0f ms | %s | %.0f ms (%d) | %d | %d / %d | %.2f / %.2f / %.2f; %.0f%% | %.0f MiB | %s |\n",
 			st.Sessions, st.Questions, pct(st.FirstShare), st.FirstP50, st.FirstP99, sourcesText(st.ByFirst),
-			st.CaptionP95, st.CaptionMissed, st.Errors, st.Lost, st.Doubled, st.CPU, st.LoadCPU, 100*st.MachineBusy, st.RSSMiB, ok)
+			st.CaptionP95, st.CaptionMissed, st.Errors, st.Lost, st.Doubled, st.CPU, st.LoadCPU, st.SimsCPU, 100*st.MachineBusy, st.RSSMiB, ok)
 	}
 	fmt.Fprintf(&b, "\n**Memory per idle session** (%d sessions, heartbeats only): %.1f KiB of Go heap, %.1f KiB of RSS, %.1f goroutines.\n\n",
 		l.Idle.Sessions, l.Idle.HeapKiB, l.Idle.RSSKiB, l.Idle.Goroutines)
@@ -182,4 +184,13 @@ func (l *loadReport) markdown() string {
 	fmt.Fprintf(&b, "**Engine's added latency** over a direct streaming call to the same simulator (light load, L1): question → `answer_start` p50 %.0f ms / p99 %.0f ms (%d questions); direct request → first content chunk p50 %.0f ms / p99 %.0f ms (%d calls); **added p50 %.1f ms**.\n",
 		o.PoiseP50, o.PoiseP99, o.Questions, o.DirectP50, o.DirectP99, o.DirectCalls, o.PoiseP50-o.DirectP50)
 	return b.String()
+}
+
+// simsCPU is the CPU time the simulators have used.
+func simsCPU(sims map[string]*sim) time.Duration {
+	var d time.Duration
+	for _, s := range sims {
+		d += procCPU(s.p.cmd.Process.Pid)
+	}
+	return d
 }

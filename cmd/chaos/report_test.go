@@ -2,6 +2,7 @@ package main
 
 import (
 	"image/color"
+	"os"
 	"strings"
 	"testing"
 
@@ -106,5 +107,23 @@ func TestExpectations(t *testing.T) {
 	res.Reconnects = []load.ReconnectRecord{{Resumed: true}}
 	if got := resumed(o, res); len(got) != 0 {
 		t.Errorf("a resume, yet: %q", got)
+	}
+}
+
+func TestProcCPU(t *testing.T) {
+	before := markCPU()
+	x := 0
+	for i := range 50_000_000 {
+		x ^= i
+	}
+	_ = x
+	if d := procCPU(os.Getpid()); d <= 0 {
+		t.Errorf("this process used %v of CPU", d)
+	}
+	if b := before.machineBusy(markCPU()); b < -1 || b > 1 {
+		t.Errorf("machine busy share %v", b)
+	}
+	if procCPU(-1) != 0 {
+		t.Error("a missing process has CPU time")
 	}
 }

@@ -79,16 +79,22 @@ func (c *client) readLoop(ws *websocket.Conn, done chan<- struct{}) {
 // closes the connection and waits for its reader before it returns.
 func (c *client) drive(ctx context.Context, start, stop, end time.Time) {
 	defer c.closeConn()
+	// Uniform offsets spread the sessions' questions and utterances over
+	// time from the start, as independent candidates' are: no burst.
 	if c.prof.Typed {
-		c.nextQ = start.Add(c.gap() / 2)
+		c.nextQ = start.Add(time.Duration(c.rng.Int64N(int64(c.prof.QuestionGap))))
 	}
 	if c.prof.Audio {
-		c.audio = newAudioState(c.cfg.Clip, start.Add(time.Duration(c.rng.Int64N(int64(2*time.Second)))))
+		c.audio = newAudioState(c.cfg.Clip, start.Add(time.Duration(c.rng.Int64N(int64(c.cfg.Clip.Duration())))))
 	}
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
-	tick := time.NewTicker(frameDuration)
-	defer tick.Stop()
+	var frames <-chan time.Time // nil unless the session streams audio
+	if c.prof.Audio {
+		tick := time.NewTicker(frameDuration)
+		defer tick.Stop()
+		frames = tick.C
+	}
 	qTimer := time.NewTimer(time.Until(c.nextQ))
 	defer qTimer.Stop()
 	if !c.prof.Typed {
@@ -122,8 +128,8 @@ func (c *client) drive(ctx context.Context, start, stop, end time.Time) {
 				c.askTyped(ctx, now)
 				qTimer.Reset(time.Until(c.nextQ))
 			}
-		case now := <-tick.C:
-			if c.prof.Audio && now.Before(stop) {
+		case now := <-frames:
+			if now.Before(stop) {
 				c.streamAudio(ctx, now)
 			}
 		case now := <-ping.C:

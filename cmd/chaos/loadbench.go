@@ -15,7 +15,7 @@ import (
 // delays, a pool of whisper servers decodes the audio, and one poise node
 // takes ever more sessions until p99 first useful content passes sla_ms.
 var (
-	loadSteps      = []int{100, 200, 400, 600, 800, 1000} // sessions per step, until one misses a target
+	loadSteps      = []int{250, 500, 1000, 1250, 1500, 2000, 3000} // sessions per step, until one misses a target
 	loadStepFor    = 15 * time.Second                     // traffic per step
 	loadIdle       = 1000                                 // idle sessions for memory per session
 	overheadFor    = 12 * time.Second                     // light traffic for the engine's added latency

@@ -16,12 +16,12 @@ import (
 // takes ever more sessions until p99 first useful content passes sla_ms.
 var (
 	loadSteps      = []int{250, 500, 1000, 1250, 1500, 2000, 3000} // sessions per step, until one misses a target
-	loadStepFor    = 15 * time.Second                     // traffic per step
-	loadIdle       = 1000                                 // idle sessions for memory per session
-	overheadFor    = 12 * time.Second                     // light traffic for the engine's added latency
-	directCalls    = 40                                   // direct vendorsim calls for the same
-	directParallel = 4                                    // of them at once, as the 4 sessions ask
-	loadWhispers   = 4                                    // whisper servers in the pool
+	loadStepFor    = 15 * time.Second                              // traffic per step
+	loadIdle       = 1000                                          // idle sessions for memory per session
+	overheadFor    = 12 * time.Second                              // light traffic for the engine's added latency
+	directCalls    = 40                                            // direct vendorsim calls for the same
+	directParallel = 4                                             // of them at once, as the 4 sessions ask
+	loadWhispers   = 4                                             // whisper servers in the pool
 	loadMixed      = load.Profile{Name: "mixed", Audio: true, Typed: true, QuestionGap: 4 * time.Second}
 	loadMix        = []load.Profile{loadMixed, typist, typist, typist} // one session in four streams audio
 	loadFirstToken = map[string]string{simVendorA: "450ms", simVendorB: "600ms", simLocal: "300ms"}

@@ -70,7 +70,7 @@ func (r *report) markdown() string {
 // scenarioTable is the table of targets per scenario.
 func scenarioTable(os []*outcome) string {
 	var b strings.Builder
-	b.WriteString("| scenario | questions | first useful content ≤ sla_ms | model or template ≤ sla_ms | p99 first content | user-visible errors (messages / metric) | lost / doubled | level transitions | climb back after clear | verdict |\n")
+	b.WriteString("| scenario | questions | first useful content ≤ sla_ms | model or template ≤ sla_ms | first content p99 / max | user-visible errors (messages / metric) | lost / doubled | level transitions | climb back after clear | verdict |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---:|---|\n")
 	for _, o := range os {
 		s := o.Summary
@@ -78,8 +78,8 @@ func scenarioTable(os []*outcome) string {
 		if len(o.Failures) > 0 {
 			verdict = "❌ " + strings.Join(o.Failures, "; ")
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.0f ms | %d / %.0f | %d / %d | %s | %s | %s |\n",
-			o.Name, s.Questions, pct(s.FirstShare()), pct(s.ContentShare()), s.FirstP99,
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.0f / %.0f ms | %d / %.0f | %d / %d | %s | %s | %s |\n",
+			o.Name, s.Questions, pct(s.FirstShare()), pct(s.ContentShare()), s.FirstP99, s.FirstMax,
 			s.Errors, o.MetricErrors, s.Lost, s.Doubled, transitionsText(o.Transitions), climbText(o), verdict)
 	}
 	return b.String()

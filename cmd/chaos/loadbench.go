@@ -29,15 +29,15 @@ var (
 
 // loadReport is the load benchmark's figures.
 type loadReport struct {
-	SLAms       float64        `json:"sla_ms"`
-	Delays      string         `json:"delays"`
-	Steps       []loadStep     `json:"steps"`
-	MaxSessions int            `json:"max_sessions"` // largest step within the SLA at p99 with no errors or losses
+	SLAms       float64    `json:"sla_ms"`
+	Delays      string     `json:"delays"`
+	Steps       []loadStep `json:"steps"`
+	MaxSessions int        `json:"max_sessions"` // largest step within the SLA at p99 with no errors or losses
 	// MaxWithCaptions is the largest passing step whose caption p95 was
 	// also within the SLA, with no caption missed.
-	MaxWithCaptions int `json:"max_with_captions"`
-	Idle        idleReport     `json:"idle"`
-	Overhead    overheadReport `json:"overhead"`
+	MaxWithCaptions int            `json:"max_with_captions"`
+	Idle            idleReport     `json:"idle"`
+	Overhead        overheadReport `json:"overhead"`
 }
 
 type loadStep struct {

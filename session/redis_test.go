@@ -3,43 +3,15 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/redistest"
+
 	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 )
-
-// testRedisDB is this package's database on the test Redis, so that the
-// packages' tests that run at once do not see each other's keys.
-const testRedisDB = 1
-
-// testRedis returns a client of an empty database on the test Redis
-// ($POISE_TEST_REDIS_URL, which scripts/test starts). Without one the test
-// is skipped, and fails under CI=true.
-func testRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	url := os.Getenv("POISE_TEST_REDIS_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("POISE_TEST_REDIS_URL is not set; scripts/test starts a redis-server")
-		}
-		t.Skip("POISE_TEST_REDIS_URL is not set (scripts/test starts a redis-server)")
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("POISE_TEST_REDIS_URL: %v", err)
-	}
-	opt.DB = testRedisDB
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.FlushDB(t.Context()).Err(); err != nil {
-		t.Fatalf("test redis: %v", err)
-	}
-	return rdb
-}
 
 // eventually polls cond until it holds, failing after waitLimit.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -57,7 +29,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // the session hash with its expiry, a stream entry, a pub/sub event; and
 // the store reads them back.
 func TestRedisStoreKeys(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBSession)
 	ctx := t.Context()
 	ps := rdb.Subscribe(ctx, eventsChannel)
 	defer ps.Close()
@@ -119,7 +91,7 @@ func TestRedisStoreKeys(t *testing.T) {
 
 // TestRedisStoreStreamIsCapped: the transitions stream stays near its cap.
 func TestRedisStoreStreamIsCapped(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBSession)
 	store := NewRedisStore(rdb, RedisStoreConfig{})
 	ctx := t.Context()
 	// Fill the stream past the cap in one pipeline, as many nodes would.
@@ -145,7 +117,7 @@ func TestRedisStoreStreamIsCapped(t *testing.T) {
 // TestRedisStoreOwnership: a store whose session was taken over by
 // another process neither overwrites nor deletes its hash.
 func TestRedisStoreOwnership(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBSession)
 	ctx := t.Context()
 	a := NewRedisStore(rdb, RedisStoreConfig{})
 	b := NewRedisStore(rdb, RedisStoreConfig{})
@@ -199,7 +171,7 @@ func TestRedisStoreOwnership(t *testing.T) {
 // TestRedisStoreReplayIsContiguous: retried appends are not doubled, a gap
 // restarts the kept messages, and the list is capped.
 func TestRedisStoreReplayIsContiguous(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBSession)
 	ctx := t.Context()
 	s := NewRedisStore(rdb, RedisStoreConfig{ReplayMax: 5})
 	msgs := func(from, to int) [][]byte {
@@ -245,7 +217,7 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 // TestRedisStoreRefreshCatchesUp: after Redis lost the keys, Run writes
 // this node's live sessions again, and retries a failed delete.
 func TestRedisStoreRefreshCatchesUp(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBSession)
 	ctx := t.Context()
 	s := NewRedisStore(rdb, RedisStoreConfig{Refresh: 20 * time.Millisecond})
 	for _, id := range []string{"keep", "gone"} {
@@ -272,15 +244,7 @@ func TestRedisStoreRefreshCatchesUp(t *testing.T) {
 // BenchmarkRedisWriteResume measures the resume writer's round trip: one
 // batch of 32 sessions × 16 messages, as a busy node sends them.
 func BenchmarkRedisWriteResume(b *testing.B) {
-	url := os.Getenv("POISE_TEST_REDIS_URL")
-	if url == "" {
-		b.Skip("POISE_TEST_REDIS_URL is not set")
-	}
-	opt, _ := redis.ParseURL(url)
-	opt.DB = testRedisDB
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	rdb.FlushDB(context.Background())
+	rdb := redistest.Client(b, redistest.DBSession)
 	s := NewRedisStore(rdb, RedisStoreConfig{})
 	msg := []byte(`{"type":"answer_delta","seq":0,"id":"q1","text":"a few words of an answer "}`)
 	const sessions, perSession = 32, 16

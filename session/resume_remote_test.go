@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/redistest"
+
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/tiers"
 )
@@ -15,7 +17,7 @@ import (
 // own RedisStore (its own owner id), as separate processes do.
 func twoNodes(t *testing.T) (a, b *testServer, ha, hb *fakeHealth) {
 	t.Helper()
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBSession)
 	ha, hb = newFakeHealth(tiers.L1), newFakeHealth(tiers.L1)
 	a = newTestServer(t, Config{Health: ha, Store: NewRedisStore(rdb, RedisStoreConfig{}), Node: "a"})
 	b = newTestServer(t, Config{Health: hb, Store: NewRedisStore(rdb, RedisStoreConfig{}), Node: "b"})

@@ -3,53 +3,24 @@ package tiers
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/poise-dev/poise/tiers/redistest"
+
 	"github.com/rs/zerolog"
 )
-
-// testRedisDB is this package's database on the test Redis, so that the
-// packages' tests that run at once do not see each other's keys.
-const testRedisDB = 2
-
-// testRedis returns a client of an empty database on the test Redis
-// ($POISE_TEST_REDIS_URL, which scripts/test starts). Without one the test
-// is skipped, and fails under CI=true.
-func testRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	url := os.Getenv("POISE_TEST_REDIS_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("POISE_TEST_REDIS_URL is not set; scripts/test starts a redis-server")
-		}
-		t.Skip("POISE_TEST_REDIS_URL is not set (scripts/test starts a redis-server)")
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("POISE_TEST_REDIS_URL: %v", err)
-	}
-	opt.DB = testRedisDB
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.FlushDB(t.Context()).Err(); err != nil {
-		t.Fatalf("test redis: %v", err)
-	}
-	return rdb
-}
 
 // healthStores are the HealthStore implementations that must behave alike.
 func healthStores(t *testing.T) map[string]func(t *testing.T) HealthStore {
 	return map[string]func(t *testing.T) HealthStore{
 		"memory": func(*testing.T) HealthStore { return NewMemoryStore() },
 		"redis": func(t *testing.T) HealthStore {
-			return NewRedisHealthStore(testRedis(t), zerolog.Nop())
+			return NewRedisHealthStore(redistest.Client(t, redistest.DBTiers), zerolog.Nop())
 		},
 		"fallback over redis": func(t *testing.T) HealthStore {
-			return NewFallbackStore(NewRedisHealthStore(testRedis(t), zerolog.Nop()), 0, nil, zerolog.Nop())
+			return NewFallbackStore(NewRedisHealthStore(redistest.Client(t, redistest.DBTiers), zerolog.Nop()), 0, nil, zerolog.Nop())
 		},
 	}
 }
@@ -198,7 +169,7 @@ func testStoreEvents(t *testing.T, s HealthStore) {
 // events from both, do not double-count probe rounds, and a node learns of
 // a level that another node took down without probing itself.
 func TestHealthSharedRedisAcrossNodes(t *testing.T) {
-	rdb := testRedis(t)
+	rdb := redistest.Client(t, redistest.DBTiers)
 	clock := newFakeClock()
 	probe := &switchProbe{}
 	mk := func(node string, probes ...Probe) *Health {

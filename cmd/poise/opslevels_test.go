@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/redistest"
+
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 )
@@ -91,7 +93,7 @@ func (c *mixClient) send(v any) error {
 func TestOpsLevelsMixed(t *testing.T) {
 	const sessions = 200
 	const heartbeat = 1500 * time.Millisecond
-	url := redisTestURL(t)
+	url := redistest.URL(t, redistest.DBPoise)
 	addr := startServer(t, noEnv, "-demo", "-config", writeConfig(t, fmt.Sprintf(
 		"redis_url: %s\nnode: mixed\nheartbeat_timeout_ms: %d\nhealth: {interval_ms: 300}\n", url, heartbeat.Milliseconds())))
 

@@ -20,45 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/redistest"
+
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/redis/go-redis/v9"
 )
-
-// redisTestDB is this package's database on the shared test Redis, so
-// that the packages' tests that run at once do not see each other's keys.
-const redisTestDB = 3
-
-// redisTestURL returns the URL of an emptied database on the test Redis
-// ($POISE_TEST_REDIS_URL, started by scripts/test). Without one the test
-// is skipped, and fails under CI=true.
-func redisTestURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("POISE_TEST_REDIS_URL")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("POISE_TEST_REDIS_URL is not set; scripts/test starts a redis-server")
-		}
-		t.Skip("POISE_TEST_REDIS_URL is not set (scripts/test starts a redis-server)")
-	}
-	u := strings.TrimRight(base, "/") + "/" + strconv.Itoa(redisTestDB)
-	rdb := redisTestClient(t, u)
-	if err := rdb.FlushDB(t.Context()).Err(); err != nil {
-		t.Fatalf("test redis: %v", err)
-	}
-	return u
-}
-
-func redisTestClient(t *testing.T, url string) *redis.Client {
-	t.Helper()
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
 
 // ownRedis is a redis-server that a test starts, kills and restarts.
 type ownRedis struct {
@@ -100,7 +67,7 @@ func (r *ownRedis) start() {
 	}
 	r.done = make(chan struct{})
 	go func() { r.cmd.Wait(); close(r.done) }()
-	rdb := redisTestClient(r.t, r.url())
+	rdb := redistest.Dial(r.t, r.url())
 	waitUntil(r.t, "redis-server answers", func() bool { return rdb.Ping(context.Background()).Err() == nil })
 }
 
@@ -381,7 +348,7 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	url := redisTestURL(t)
+	url := redistest.URL(t, redistest.DBPoise)
 	poise, vendorsim := buildCmd(t, "poise"), buildCmd(t, "vendorsim")
 	sim := startProcess(t, "vendorsim", vendorsim, "-addr", "127.0.0.1:0", "-log-level", "warn")
 	c := &cluster{redisURL: url, sim: "http://" + sim.addr}
@@ -424,7 +391,7 @@ func TestTwoNodesShareHealth(t *testing.T) {
 	if start := onB.ask("Why do you want to work here?"); start.Level != "L2" {
 		t.Fatalf("B's answer came from %s, want L2", start.Level)
 	}
-	rdb := redisTestClient(t, c.redisURL)
+	rdb := redistest.Dial(t, c.redisURL)
 	if st := rdb.HGet(t.Context(), "poise:health:level:L1", "state").Val(); st != "down" {
 		t.Fatalf("poise:health:level:L1 state = %q, want down", st)
 	}
@@ -441,7 +408,7 @@ func TestResumeOnOtherNodeAfterKill(t *testing.T) {
 	onA.ask("Tell me about yourself.")
 	onA.ask("Describe a conflict with a teammate.")
 	last := onA.last
-	rdb := redisTestClient(t, c.redisURL)
+	rdb := redistest.Dial(t, c.redisURL)
 	waitUntil(t, "A's messages in Redis", func() bool {
 		tail := rdb.LIndex(context.Background(), "poise:replay:{"+w.SessionID+"}", -1).Val()
 		return strings.HasPrefix(tail, strconv.FormatUint(last, 10)+" ")
@@ -562,7 +529,7 @@ func TestRedisOutage(t *testing.T) {
 
 // TestOpsWatchRedis: `poise ops watch -redis` prints each transition.
 func TestOpsWatchRedis(t *testing.T) {
-	url := redisTestURL(t)
+	url := redistest.URL(t, redistest.DBPoise)
 	addr := startServer(t, noEnv, "-demo", "-config", writeConfig(t, "redis_url: "+url+"\nnode: watched\nhealth: {interval_ms: 200}\n"))
 	c := dialWS(t, addr)
 	w := c.hello(nil)

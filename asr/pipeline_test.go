@@ -186,8 +186,8 @@ func TestPipelineCaptionsPauseAndResume(t *testing.T) {
 		},
 		{
 			"whisper endpoint refuses connections",
-			func(r *rig) { r.net.listeners["whisper-0:80"].refuse.Store(true) },
-			func(r *rig) { r.net.listeners["whisper-0:80"].refuse.Store(false) },
+			func(r *rig) { r.net.Listener("whisper-0:80").Refuse(true) },
+			func(r *rig) { r.net.Listener("whisper-0:80").Refuse(false) },
 		},
 	}
 	for _, tt := range tests {

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // rig is a pool against simulated whisper servers (and a cloud) on an
 // in-memory network. Build it inside a synctest bubble.
 type rig struct {
-	net     *memNet
+	net     *vendorsim.MemNet
 	sims    []*vendorsim.Sim // whisper servers, whisper-0:80, whisper-1:80 ...
 	cloud   *vendorsim.Sim   // nil unless asked for
 	reg     *prometheus.Registry
@@ -46,23 +46,24 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.transcript == "" {
 		o.transcript = "tell me about yourself"
 	}
-	r := &rig{net: newMemNet(t), reg: prometheus.NewPedanticRegistry(), cfg: o.cfg}
+	r := &rig{net: vendorsim.NewMemNet(), reg: prometheus.NewPedanticRegistry(), cfg: o.cfg}
+	t.Cleanup(r.net.Close)
 	r.cfg.WhisperURLs = nil
 	for i := range o.servers {
 		sim := vendorsim.New(vendorsim.Options{Transcripts: []string{o.transcript}, InferenceDelay: o.delay})
 		t.Cleanup(sim.Close)
 		addr := "whisper-" + itoaTest(i) + ":80"
-		r.net.serve(addr, sim)
+		r.net.Serve(addr, sim)
 		r.sims = append(r.sims, sim)
 		r.cfg.WhisperURLs = append(r.cfg.WhisperURLs, "http://"+addr)
 	}
 	if o.cloud {
 		r.cloud = vendorsim.New(vendorsim.Options{Transcripts: []string{"from the cloud"}})
 		t.Cleanup(r.cloud.Close)
-		r.net.serve("cloud:80", r.cloud)
+		r.net.Serve("cloud:80", r.cloud)
 		r.cfg.Cloud = CloudConfig{BaseURL: "http://cloud:80/v1", APIKey: "test-key"}
 	}
-	r.cfg.HTTPClient = r.net.client
+	r.cfg.HTTPClient = r.net.Client()
 	if err := r.cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestPoolErrorClasses(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := newRig(t, rigOptions{cfg: Config{RequestTimeoutMs: 2000}})
 				r.sims[0].SetFault(vendorsim.WhisperModel, tt.fault)
-				r.net.listeners["whisper-0:80"].refuse.Store(tt.refuseAll)
+				r.net.Listener("whisper-0:80").Refuse(tt.refuseAll)
 				for range failsToDown {
 					if _, _, err := r.pool.Recognize(t.Context(), second(1), "en", false); !errors.Is(err, ErrUnavailable) {
 						t.Fatalf("err = %v, want ErrUnavailable", err)

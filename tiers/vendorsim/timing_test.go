@@ -3,10 +3,8 @@ package vendorsim
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,52 +12,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
-
-// pipeListener is an in-memory network for synctest bubbles: dial makes a
-// net.Pipe and hands the server end to Accept. Real sockets would not let
-// the bubble's clock advance.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 // bubble is a Sim served over pipes inside a synctest bubble, with an
 // openai-go client and a plain HTTP client.
@@ -74,22 +26,14 @@ type bubble struct {
 func newBubble(t *testing.T, opts Options) *bubble {
 	t.Helper()
 	sim := New(opts)
-	l := newPipeListener()
-	srv := &http.Server{Handler: sim}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(l)
-	}()
-	tr := &http.Transport{DialContext: l.dial}
+	memnet := NewMemNet()
+	memnet.Serve("sim:80", sim)
 	t.Cleanup(func() {
 		sim.Close()
-		tr.CloseIdleConnections()
-		_ = srv.Close()
-		<-served
+		memnet.Close()
 	})
-	hc := &http.Client{Transport: tr}
-	client := openai.NewClient(option.WithBaseURL("http://sim/v1"), option.WithAPIKey("sk-test"),
+	hc := memnet.Client()
+	client := openai.NewClient(option.WithBaseURL("http://sim:80/v1"), option.WithAPIKey("sk-test"),
 		option.WithMaxRetries(0), option.WithHTTPClient(hc))
 	return &bubble{sim: sim, client: client, http: hc}
 }
@@ -214,7 +158,7 @@ func TestWhisperDecodesOneAtATime(t *testing.T) {
 		start := time.Now()
 		took := make(chan time.Duration, 2)
 		for range 2 {
-			req := inferenceRequest(t, t.Context(), "http://sim", makeWAV(0.1, 16000, 1, 16), nil)
+			req := inferenceRequest(t, t.Context(), "http://sim:80", makeWAV(0.1, 16000, 1, 16), nil)
 			go func() {
 				resp, err := b.http.Do(req)
 				if err != nil {

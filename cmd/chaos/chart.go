@@ -109,7 +109,7 @@ func plot(title, xLabel string, lines []series, band [2]float64, ymax float64) *
 			end = xmax
 		}
 		fillRect(img, px(band[0]), y1, px(end)-px(band[0]), y0-y1, faultInk)
-		drawText(img, px(band[0])+6, y0-10-glyphH*textScale, "fault", textScale, color.RGBA{200, 80, 70, 255})
+		drawText(img, px(band[0])+6, (y0+y1)/2, "fault", textScale, color.RGBA{200, 80, 70, 255})
 	}
 	xStep := niceStep(xmax)
 	for x := 0.0; x <= xmax+1e-9; x += xStep {

@@ -175,7 +175,11 @@ func runSuite(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 	logf("report: %s", filepath.Join(o.out, reportFile))
-	os.RemoveAll(work)
+	if rep.failed() == 0 {
+		os.RemoveAll(work)
+	} else {
+		logf("process logs and configs kept in %s", work)
+	}
 	return rep, nil
 }
 

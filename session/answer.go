@@ -47,7 +47,7 @@ func (s *Session) ask(ctx context.Context, id, text string) {
 	}
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
-	q.sla = time.NewTimer(s.cfg.SLA)
+	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
 	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
 	s.workers.Go(func() {
 		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
@@ -55,6 +55,13 @@ func (s *Session) ask(ctx context.Context, id, text string) {
 		})
 		s.post(ctx, answerDone{id: id, out: out})
 	})
+}
+
+// coachAfter is when the coach goes out for a question with no content
+// yet: early enough within the budget that the card reaches the client
+// before sla_ms (a tenth of it, at most maxDelivery, is left for delivery).
+func coachAfter(sla time.Duration) time.Duration {
+	return sla - min(sla/10, maxDelivery)
 }
 
 // supersede ends the in-flight question, if any, because a newer one came.

@@ -148,3 +148,15 @@ func TestQuestionRateLimit(t *testing.T) {
 		t.Fatalf("error = %v", m)
 	}
 }
+
+func TestCoachAfterLeavesDeliveryTime(t *testing.T) {
+	for sla, want := range map[time.Duration]time.Duration{
+		1500 * time.Millisecond: 1400 * time.Millisecond,
+		500 * time.Millisecond:  450 * time.Millisecond,
+		20 * time.Millisecond:   18 * time.Millisecond,
+	} {
+		if got := coachAfter(sla); got != want {
+			t.Errorf("coachAfter(%v) = %v, want %v", sla, got, want)
+		}
+	}
+}

@@ -18,11 +18,12 @@ const (
 	maxProfileBytes  = 16 << 10
 	audioSampleRate  = 16000
 	audioEncoding    = "pcm_s16le"
-	defaultSendQueue = 1024             // unwritten messages per connection before it counts as too slow
-	defaultReplay    = 4096             // messages kept per session for resume
-	defaultInbox     = 64               // messages queued to a session's run goroutine
-	handshakeTimeout = 10 * time.Second // to receive a valid hello
-	writeTimeout     = 5 * time.Second  // per message
+	defaultSendQueue = 1024                   // unwritten messages per connection before it counts as too slow
+	defaultReplay    = 4096                   // messages kept per session for resume
+	defaultInbox     = 64                     // messages queued to a session's run goroutine
+	handshakeTimeout = 10 * time.Second       // to receive a valid hello
+	writeTimeout     = 5 * time.Second        // per message
+	maxDelivery      = 100 * time.Millisecond // kept out of sla_ms for the coach card to reach the client
 )
 
 // Config tunes the Hub and its sessions. The zero value of every field means

@@ -161,13 +161,15 @@ func (a *answering) fail(c Class) {
 	}
 }
 
-// fits reports whether waiting d still leaves the retry inside the
-// question's budget (and inside ctx's deadline).
+// fits reports whether waiting d still leaves the retry, and as long again
+// for its first token, inside the question's budget (and ctx's deadline).
 func (a *answering) fits(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return false // no Retry-After: move on rather than hammer a limited vendor
 	}
-	at := time.Now().Add(d)
+	// The retry needs time of its own for a first token: wait only if as
+	// long again is left after it. Otherwise the next source is faster.
+	at := time.Now().Add(2 * d)
 	if dl, ok := ctx.Deadline(); ok && !at.Before(dl) {
 		return false
 	}

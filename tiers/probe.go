@@ -1,11 +1,15 @@
 package tiers
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // maxProbeBody bounds how much of a probe's answer is read and dropped.
@@ -45,14 +49,56 @@ func HTTPProbe(name string, level Level, baseURL, apiKey string, hc *http.Client
 	}}
 }
 
-// configProbes returns HTTP probes for cfg's L1 vendors and its local model.
+// FirstTokenProbe checks an OpenAI-compatible model server the way the
+// engine uses it: GET {baseURL}/models must pass (as HTTPProbe), and then a
+// one-token streamed completion must send its first chunk within
+// firstToken. A local model that lists its models but answers too slowly
+// therefore fails its probe, so a level taken down by live timeouts does
+// not climb back, only to time out again, while it stays slow.
+func FirstTokenProbe(name string, level Level, ep Endpoint, firstToken time.Duration, hc *http.Client) Probe {
+	list := HTTPProbe(name, level, ep.BaseURL, ep.APIKey, hc)
+	url := strings.TrimRight(ep.BaseURL, "/") + "/chat/completions"
+	body, _ := json.Marshal(map[string]any{"model": ep.Model, "stream": true, "max_tokens": 1,
+		"messages": []map[string]string{{"role": "user", "content": "Reply with OK."}}})
+	return Probe{Name: name, Level: level, Check: func(ctx context.Context) error {
+		if err := list.Check(ctx); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, firstToken)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return fmt.Errorf("tiers: probe %s: %w", name, err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if ep.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+ep.APIKey)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("tiers: probe %s: first token: %w", name, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("tiers: probe %s: completion status %d", name, resp.StatusCode)
+		}
+		line, err := bufio.NewReader(io.LimitReader(resp.Body, maxProbeBody)).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "data:") {
+			return fmt.Errorf("tiers: probe %s: no first chunk within %v: %v", name, firstToken, err)
+		}
+		return nil
+	}}
+}
+
+// configProbes returns HTTP probes for cfg's L1 vendors and, for its local
+// model, a first-token probe bounded by l2.timeout_ms.
 func configProbes(cfg Config, hc *http.Client) []Probe {
 	var out []Probe
 	for _, v := range cfg.L1.Vendors {
 		out = append(out, HTTPProbe(v.Name, L1, v.BaseURL, v.APIKey, hc))
 	}
 	if cfg.L2.BaseURL != "" {
-		out = append(out, HTTPProbe(cfg.L2.Name, L2, cfg.L2.BaseURL, cfg.L2.APIKey, hc))
+		out = append(out, FirstTokenProbe(cfg.L2.Name, L2, cfg.L2.endpoint(), ms(cfg.L2.TimeoutMS), hc))
 	}
 	return out
 }

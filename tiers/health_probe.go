@@ -78,7 +78,7 @@ func (h *Health) probeLevel(ctx context.Context, l Level) {
 	var wg sync.WaitGroup
 	for i, p := range probes {
 		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, h.probeTimeout())
+			pctx, cancel := context.WithTimeout(ctx, max(h.probeTimeout(), p.Timeout))
 			defer cancel()
 			errs[i] = p.Check(pctx)
 		})

@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// listTimeout bounds the model listing of a FirstTokenProbe.
+const listTimeout = time.Second
+
 // maxProbeBody bounds how much of a probe's answer is read and dropped.
 const maxProbeBody = 64 << 10 // bytes
 
@@ -21,6 +24,9 @@ type Probe struct {
 	Name  string // the backend name, as the engine reports it
 	Level Level  // L1, L2 or L3; NoLevel for a backend of no level (a gateway endpoint)
 	Check func(ctx context.Context) error
+	// Timeout bounds one check when it is longer than the default: half
+	// the probe interval, at most maxProbeTimeout.
+	Timeout time.Duration
 }
 
 // HTTPProbe checks an OpenAI-compatible server with GET {baseURL}/models,
@@ -60,8 +66,10 @@ func FirstTokenProbe(name string, level Level, ep Endpoint, firstToken time.Dura
 	url := strings.TrimRight(ep.BaseURL, "/") + "/chat/completions"
 	body, _ := json.Marshal(map[string]any{"model": ep.Model, "stream": true, "max_tokens": 1,
 		"messages": []map[string]string{{"role": "user", "content": "Reply with OK."}}})
-	return Probe{Name: name, Level: level, Check: func(ctx context.Context) error {
-		if err := list.Check(ctx); err != nil {
+	return Probe{Name: name, Level: level, Timeout: firstToken + listTimeout, Check: func(ctx context.Context) error {
+		lctx, lcancel := context.WithTimeout(ctx, listTimeout)
+		defer lcancel()
+		if err := list.Check(lctx); err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(ctx, firstToken)

@@ -126,4 +126,3 @@ type memAddr struct{}
 
 func (memAddr) Network() string { return "mem" }
 func (memAddr) String() string  { return "mem" }
-

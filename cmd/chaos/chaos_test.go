@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// suiteLimit bounds the short suite; it takes about a minute.
+// suiteLimit bounds the short suite; it takes about a minute and a half.
 const suiteLimit = 4 * time.Minute
 
 // TestShortSuite is the CI run of the chaos suite: the scenarios marked
@@ -122,7 +122,7 @@ func TestPick(t *testing.T) {
 	for _, sc := range short {
 		names = append(names, sc.name)
 	}
-	if !slices.Equal(names, []string{"l1-outage", "stream-cut", "node-killed"}) {
+	if !slices.Equal(names, []string{"l1-outage", "rate-limit-429", "stream-cut", "local-timeout", "node-killed"}) {
 		t.Errorf("short run: %v", names)
 	}
 	all, _ := pick(options{})

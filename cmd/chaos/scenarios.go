@@ -139,7 +139,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "rate-limit-429", about: "429 bursts with Retry-After: 1 on the primary, then on both vendors",
-		duration: 16 * time.Second,
+		ci: true, duration: 16 * time.Second,
 		steps: []step{
 			faultOn(2*time.Second, "vendor-a: next 12 requests 429", simVendorA, "*", limited),
 			faultOn(6*time.Second, "vendor-a: next 12 requests 429", simVendorA, "*", limited),
@@ -198,7 +198,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "local-timeout", about: "L1 is down and the local model (L2) stops answering within its 2 s timeout",
-		duration: 22 * time.Second, expect: everySession("L1→L2 (vendor_all_down)", "L2→L3 (local_failing)"),
+		ci: true, duration: 22 * time.Second, expect: everySession("L1→L2 (vendor_all_down)", "L2→L3 (local_failing)"),
 		steps: []step{
 			faultOn(2*time.Second, "vendor-a: 503 + probes down", simVendorA, "*", outage),
 			faultOn(2*time.Second, "vendor-b: 503 + probes down", simVendorB, "*", outage),

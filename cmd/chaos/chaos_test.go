@@ -173,3 +173,17 @@ func TestScaled(t *testing.T) {
 		t.Error("scaled changed the original steps")
 	}
 }
+
+func TestOutageLasting(t *testing.T) {
+	sc := scenarios[0].lasting(2 * time.Minute)
+	if sc.name != "l1-outage" || sc.duration != 134*time.Second {
+		t.Fatalf("%s lasts %v, want l1-outage lasting 134s", sc.name, sc.duration)
+	}
+	last := sc.steps[len(sc.steps)-1]
+	if last.at != 123*time.Second || sc.steps[0].at != 3*time.Second {
+		t.Fatalf("fault from %v to %v, want 3s to 123s", sc.steps[0].at, last.at)
+	}
+	if same := scenarios[1].lasting(2 * time.Minute); same.duration != scenarios[1].duration {
+		t.Fatalf("a scenario without a fault window changed: %v", same.duration)
+	}
+}

@@ -28,6 +28,9 @@ type scenario struct {
 	// expect lists what the scenario must show for its fault to have
 	// bitten (a transition, a resume, a fallback source); nil: nothing.
 	expect func(o *outcome, res *load.Result) []string
+	// faultFrom and faultUntil bound the fault, so -outage can stretch
+	// it; zero: its length is fixed.
+	faultFrom, faultUntil time.Duration
 }
 
 // everySession expects each opened session to have made the transition
@@ -125,11 +128,32 @@ func demoStep(at time.Duration, kind stepKind, what string, on bool, faults ...s
 	}}
 }
 
+// lasting returns sc with its fault window (faultFrom to faultUntil)
+// stretched to last d, and every later step and the end moved with it. A
+// scenario without a window, or d of 0, is returned as it is.
+func (sc scenario) lasting(d time.Duration) scenario {
+	if d <= 0 || sc.faultUntil == 0 {
+		return sc
+	}
+	shift := d - (sc.faultUntil - sc.faultFrom)
+	steps := make([]step, len(sc.steps))
+	for i, st := range sc.steps {
+		if st.at >= sc.faultUntil {
+			st.at += shift
+		}
+		steps[i] = st
+	}
+	sc.steps = steps
+	sc.duration += shift
+	sc.faultUntil += shift
+	return sc
+}
+
 // scenarios is the suite, in the order it runs.
 var scenarios = []scenario{
 	{
 		name: "l1-outage", about: "both L1 vendors answer 503 and fail probes (a regional outage), then recover",
-		ci: true, chart: true, duration: 24 * time.Second,
+		ci: true, chart: true, duration: 24 * time.Second, faultFrom: 3 * time.Second, faultUntil: 13 * time.Second,
 		expect: everySession("L1→L2 (vendor_all_down)", "L2→L1 (recovered)"),
 		steps: []step{
 			faultOn(3*time.Second, "vendor-a: 503 + probes down", simVendorA, "*", outage),

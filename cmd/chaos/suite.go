@@ -40,7 +40,10 @@ type options struct {
 	// timeScale multiplies every scenario's duration and step times
 	// (default 1; -short uses shortScale).
 	timeScale float64
-	log       io.Writer
+	// outage is how long the L1 regional outage lasts (default 2 minutes;
+	// -short keeps the scenario's own 10 s).
+	outage time.Duration
+	log    io.Writer
 }
 
 func parseOptions(args []string) (options, error) {
@@ -53,6 +56,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.sessions, "sessions", 0, fmt.Sprintf("sessions per scenario (default %d, %d with -short)", defaultSessions, shortSessions))
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the sessions' questions and timing")
 	fs.StringVar(&o.binDir, "bin", "", "`directory` with prebuilt poise and vendorsim binaries (default: build them)")
+	fs.DurationVar(&o.outage, "outage", 2*time.Minute, "how long the L1 regional outage lasts (not with -short)")
 	fs.BoolVar(&o.bench, "load", true, "run the load benchmark after the scenarios (never with -short)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -70,6 +74,7 @@ func parseOptions(args []string) (options, error) {
 	o.timeScale = 1
 	if o.short {
 		o.timeScale = shortScale
+		o.outage = 0
 	}
 	return o, nil
 }
@@ -148,7 +153,7 @@ func runSuite(ctx context.Context, o options) (*report, error) {
 	rep := &report{Generated: time.Now().UTC(), Machine: machine(), Seed: o.seed, Sessions: o.sessions, Short: o.short}
 	for _, sc := range chosen {
 		logf("scenario %s: %s", sc.name, sc.about)
-		oc, res, err := s.run(ctx, sc.scaled(o.timeScale))
+		oc, res, err := s.run(ctx, sc.lasting(o.outage).scaled(o.timeScale))
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.name, err)
 		}

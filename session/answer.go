@@ -48,7 +48,9 @@ func (s *Session) ask(ctx context.Context, id, text string) {
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
+	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level,
+		Retry: s.retryLevels}
+	s.retryLevels = false
 	s.workers.Go(func() {
 		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{id: id, ev: ev})

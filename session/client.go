@@ -15,6 +15,7 @@ func (s *Session) onClient(ctx context.Context, m inbound) {
 		s.send(&pongMsg{head: head{Type: "pong"}, T: m.T})
 	case typeResetAI:
 		s.transition(ctx, evReset)
+		s.retryLevels = true
 	case typeProfile:
 		s.profile = *m.Profile
 		if m.AutoAnswer != nil {

@@ -311,3 +311,28 @@ func TestTemplatesAtL3(t *testing.T) {
 		}
 	}
 }
+
+// TestResetAIRetriesModels: after the candidate presses Reset AI, the next
+// question tries L1 again even while the health center still marks it
+// down, so vendors that are back answer at once.
+func TestResetAIRetriesModels(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	c, _ := st.start(t, "en")
+	st.a.SetFault(vendorsim.AnyModel, vendorsim.Fault{Status: 503})
+	st.b.SetFault(vendorsim.AnyModel, vendorsim.Fault{Status: 503})
+	var level msg
+	for level == nil {
+		c.answerOrLevel(bankQuestion, &level)
+	}
+	checkLevel(t, level, "L1", "L2", evVendorAllDown, chipFor(tiers.L2, "en"))
+	st.a.SetFault(vendorsim.AnyModel, vendorsim.Fault{})
+	st.b.SetFault(vendorsim.AnyModel, vendorsim.Fault{})
+	if first, _, _ := c.answer(bankQuestion); first.str("level") != "L2" {
+		t.Fatalf("before the reset the answer came from %v, want L2 (L1 is still marked down)", first)
+	}
+	c.send(map[string]any{"type": "reset_ai"})
+	checkLevel(t, c.readType("level"), "L2", "L1", evReset, nil)
+	if first, _, _ := c.answer(bankQuestion); first.str("level") != "L1" {
+		t.Fatalf("after Reset AI the answer came from %v, want L1", first)
+	}
+}

@@ -38,6 +38,7 @@ type Session struct {
 	transcript    []line
 	q             *question
 	questions     int
+	retryLevels   bool           // the next question tries every level: the candidate pressed Reset AI
 	disowned      bool           // another node took the session over (resume_remote.go)
 	workers       sync.WaitGroup // answer goroutines and pipeline stops; run waits for them before it returns
 }

@@ -110,7 +110,8 @@ func (e *Engine) Answer(ctx context.Context, req Request, emit func(Event)) Outc
 }
 
 // usable reports whether level l is configured, allowed after a
-// bad_request, and not marked down by the health center.
+// bad_request, and not marked down by the health center (unless the
+// request asks to retry every level).
 func (a *answering) usable(l Level) bool {
 	if a.out.Refused || a.out.Answered {
 		return false
@@ -129,7 +130,7 @@ func (a *answering) usable(l Level) bool {
 			return false
 		}
 	}
-	return a.e.health == nil || !a.e.health.Down(l)
+	return a.e.health == nil || a.req.Retry || !a.e.health.Down(l)
 }
 
 // begin emits Start once, when the first useful content exists.

@@ -16,6 +16,11 @@ type Request struct {
 	Profile    Profile
 	Transcript string // the last minute of captions, oldest first
 	Level      Level  // the session's level: sources above it are skipped
+	// Retry asks for every configured level to be tried even where the
+	// health center marks it down: the first question after the
+	// candidate's "Reset AI" gives the models a fresh chance (failures
+	// still fall through within the budget).
+	Retry bool
 }
 
 // EventKind tells the parts of an answer stream apart.

@@ -92,6 +92,9 @@ func (c *gatewayCall) account(t target, res attemptResult) {
 	name := t.ep.Name
 	if res.err == nil {
 		c.g.m.request(name, ClassNone)
+		if c.g.health != nil {
+			c.g.health.ReportSuccess(name)
+		}
 		return
 	}
 	e := res.err

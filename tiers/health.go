@@ -219,6 +219,32 @@ func (h *Health) round(t time.Time) int64 {
 	return t.UnixMilli() / int64(h.cfg.Health.IntervalMS)
 }
 
+// ReportSuccess records a live request to backend that ended well. It
+// clears the backend's live failure streak, so that failures spread over
+// hours never add up to a down backend (or an open gateway circuit); it
+// counts as a passing check of the current probe round, which a failure in
+// the same round still outranks. A down backend is left to its probes. It
+// touches the store only when there is a streak to clear.
+func (h *Health) ReportSuccess(backend string) {
+	h.mu.Lock()
+	rec, ok := h.backends[backend]
+	h.mu.Unlock()
+	if !ok || rec.State == StateDown || rec.ConsecutiveFail == 0 {
+		return
+	}
+	ctx, cancel := storeCtx(context.Background())
+	defer cancel()
+	h.judge.Lock()
+	defer h.judge.Unlock()
+	now := h.now()
+	st, err := h.store.Probe(ctx, backend, h.round(now), true, now)
+	if err != nil {
+		h.storeError(err, "success")
+		return
+	}
+	h.judgeBackend(ctx, st)
+}
+
 // ReportResult records the end of one live request to backend at level.
 // Failures whose class counts against health (see Class) feed the
 // backend's streak and, for the local model, L2's failure window; a

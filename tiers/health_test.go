@@ -433,3 +433,29 @@ func TestHealthRunProbesOnSchedule(t *testing.T) {
 		}
 	})
 }
+
+// TestHealthLiveSuccessClearsFailStreak: failures spread between
+// successful requests never add up to a down backend, but three in a row
+// still do, and a down backend climbs back only through its probes.
+func TestHealthLiveSuccessClearsFailStreak(t *testing.T) {
+	r := newHealthRig(t, nil)
+	for range 3 {
+		r.h.ReportResult(L1, "b", ClassServer)
+		r.h.ReportResult(L1, "b", ClassServer)
+		r.h.ReportSuccess("b")
+		r.clock.Advance(time.Minute)
+	}
+	if !r.h.BackendUp("b") {
+		t.Fatal("backend b down after failures that were each followed by a success")
+	}
+	for range 3 {
+		r.h.ReportResult(L1, "b", ClassServer)
+	}
+	if r.h.BackendUp("b") {
+		t.Fatal("backend b up after 3 live failures in a row")
+	}
+	r.h.ReportSuccess("b")
+	if r.h.BackendUp("b") {
+		t.Fatal("a live success brought a down backend back; only probes may")
+	}
+}

@@ -89,6 +89,9 @@ func (a *answering) account(level Level, src *Source, err *Error) {
 	name := src.Name()
 	if err == nil {
 		a.e.m.request(name, ClassNone)
+		if a.e.health != nil {
+			a.e.health.ReportSuccess(name)
+		}
 		return
 	}
 	a.e.m.request(name, err.Class)

@@ -109,24 +109,8 @@ func newStack(t testing.TB, o stackOptions) *stack {
 // It fails the test on any error message.
 func (c *client) answer(q string) (first msg, text, end string) {
 	c.t.Helper()
-	c.send(map[string]any{"type": "question", "text": q})
-	for {
-		m := c.read()
-		switch m.str("type") {
-		case "error":
-			c.t.Fatalf("error message reached the client: %v", m)
-		case "coach":
-			if first == nil {
-				return m, "", ""
-			}
-		case "answer_start":
-			first = m
-		case "answer_delta":
-			text += m.str("text")
-		case "answer_end":
-			return first, text, m.str("reason")
-		}
-	}
+	var level msg // level messages may come and go; answer does not look at them
+	return c.answerOrLevel(q, &level)
 }
 
 const bankQuestion = "So, could you walk me through your background a little?"

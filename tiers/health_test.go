@@ -325,48 +325,6 @@ func TestHealthSubscribeNeverBlocks(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreMergesRounds(t *testing.T) {
-	ctx := t.Context()
-	at := time.Unix(100, 0)
-	tests := []struct {
-		name         string
-		probes       []bool // results of one round, from several nodes
-		wantPass     int
-		wantFail     int
-		prevFailures int // failed rounds before this one
-	}{
-		{"two passes count once", []bool{true, true}, 1, 0, 0},
-		{"a fail outranks an earlier pass", []bool{true, false}, 0, 1, 0},
-		{"a pass does not erase a fail", []bool{false, true}, 0, 1, 0},
-		{"two fails count once", []bool{false, false}, 0, 1, 0},
-		{"a late fail extends the streak before the round", []bool{true, false}, 0, 3, 2},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := NewMemoryStore()
-			round := int64(1)
-			for range tc.prevFailures {
-				if _, err := s.Probe(ctx, "x", round, false, at); err != nil {
-					t.Fatal(err)
-				}
-				round++
-			}
-			var st BackendState
-			for _, pass := range tc.probes {
-				st, _ = s.Probe(ctx, "x", round, pass, at)
-			}
-			if st.ConsecutivePass != tc.wantPass || st.ConsecutiveFail != tc.wantFail {
-				t.Fatalf("pass %d fail %d, want %d %d", st.ConsecutivePass, st.ConsecutiveFail, tc.wantPass, tc.wantFail)
-			}
-			// An older round is ignored.
-			old, _ := s.Probe(ctx, "x", round-5, !tc.probes[0], at)
-			if old != st {
-				t.Fatalf("an older round changed the record: %+v → %+v", st, old)
-			}
-		})
-	}
-}
-
 func TestMemoryStoreEventsAreIdempotent(t *testing.T) {
 	s := NewMemoryStore()
 	ctx := t.Context()

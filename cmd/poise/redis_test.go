@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -102,24 +101,6 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// lockedBuffer collects a process's output for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // buildCmd builds ./cmd/<name> into the test's temporary directory (with
 // -race when the test runs with it, so the build reuses its packages).
 func buildCmd(t *testing.T, name string) string {
@@ -142,7 +123,7 @@ type process struct {
 	name string
 	cmd  *exec.Cmd
 	addr string
-	out  *lockedBuffer
+	out  *syncBuffer
 	done chan struct{}
 }
 
@@ -153,7 +134,7 @@ var addrRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 // its output is logged when the test failed.
 func startProcess(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, name: name, out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &process{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=")
 	p.cmd.Stderr = p.out
@@ -534,7 +515,7 @@ func TestOpsWatchRedis(t *testing.T) {
 	c := dialWS(t, addr)
 	w := c.hello(nil)
 
-	out := &lockedBuffer{}
+	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"ops", "watch", "-redis", url}, noEnv, out, io.Discard) }()

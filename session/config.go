@@ -51,6 +51,9 @@ type Config struct {
 	// Secret is the HMAC key of session tokens; empty means anonymous
 	// sessions, accepted from loopback clients only.
 	Secret string
+	// AnonymousAnywhere accepts anonymous sessions (no Secret) from any
+	// address, not only loopback; serve sets it for -insecure. Default false.
+	AnonymousAnywhere bool
 	// Node names this process in the ops store. Default the host name.
 	Node string
 	// Answerer answers questions; nil means every question gets the coach.

@@ -35,6 +35,7 @@ const (
 	codeBadResumeToken = "bad_resume_token"
 	codeResumeGap      = "resume_gap"
 	codeBadToken       = "bad_token"
+	codeUnauthorized   = "unauthorized" // a missing, forged or expired session token; the connection closes
 	codeTooMany        = "too_many_sessions"
 	codeRateLimited    = "rate_limited"
 	codeTooLarge       = "too_large"

@@ -9,13 +9,23 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Wire limits and tunables of the WebSocket protocol.
+// Wire limits of the WebSocket protocol (docs/protocol.md, "Input limits").
+// A field over its limit gets an `error` (too_large, or bad_field for a bad
+// character) and the session goes on; only a frame over readLimit closes
+// the connection. Sizes are in bytes of UTF-8: the browser's maxlength
+// counts characters, and a CJK character takes 3 bytes.
 const (
-	readLimit        = 256 << 10 // bytes; a larger frame closes the connection with 1009
-	maxAudioFrame    = 64 << 10  // bytes per binary frame; larger ones get an error
-	maxTextMessage   = 32 << 10  // bytes per text frame; larger ones get an error
-	maxQuestionBytes = 4 << 10
-	maxProfileBytes  = 16 << 10
+	readLimit        = 256 << 10                     // any frame; a larger one closes the connection with 1009
+	maxAudioFrame    = 64 << 10                      // one binary frame; larger ones get bad_audio
+	maxTextMessage   = 64 << 10                      // one text frame, before it is decoded
+	maxQuestionBytes = 6 << 10                       // question text: the page's 2,000 characters of CJK
+	maxIDBytes       = 64                            // question id, resume.session_id: [A-Za-z0-9._:-]
+	maxTokenBytes    = 2 << 10                       // hello.token (the session token), printable ASCII
+	maxResumeToken   = 128                           // resume.token, [A-Za-z0-9._:-]
+	maxRoleBytes     = 1 << 10                       // profile.role: the page's 200 characters of CJK, with room
+	maxResumeBytes   = 24 << 10                      // profile.resume: the page's 8,000 characters of CJK
+	maxProfileBytes  = maxRoleBytes + maxResumeBytes // profile.role and profile.resume together
+	maxPingBytes     = 128                           // ping.t as raw JSON (the page sends Date.now())
 	audioSampleRate  = 16000
 	audioEncoding    = "pcm_s16le"
 	defaultSendQueue = 1024                   // unwritten messages per connection before it counts as too slow

@@ -79,12 +79,9 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 }
 
 // ServeHTTP upgrades a request to a WebSocket and serves it until the
-// connection ends. Without a token secret only loopback clients are served.
+// connection ends. A hello that fails authentication (authenticate) gets
+// one `unauthorized` error and a 1008 close; nothing is created.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.Secret == "" && !isLoopback(r.RemoteAddr) {
-		http.Error(w, "anonymous sessions are for loopback clients only; configure auth.secret", http.StatusForbidden)
-		return
-	}
 	if !h.Ready() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
@@ -105,7 +102,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the other: the reader by close, the writer by closing the socket.
 	var writer sync.WaitGroup
 	writer.Go(func() { c.writeLoop(h.ctx) })
-	h.serveConn(h.ctx, c)
+	h.serveConn(h.ctx, c, isLocal(r))
 	c.close(websocket.StatusNormalClosure, "")
 	writer.Wait()
 }
@@ -130,8 +127,9 @@ func (h *Hub) untrack(c *conn) {
 
 // serveConn runs the handshake, then forwards the client's messages to its
 // session until the connection ends.
-func (h *Hub) serveConn(ctx context.Context, c *conn) {
-	s := h.handshake(ctx, c)
+// local tells whether the client is on this host (anonymous sessions).
+func (h *Hub) serveConn(ctx context.Context, c *conn, local bool) {
+	s := h.handshake(ctx, c, local)
 	if s == nil {
 		return
 	}
@@ -140,8 +138,9 @@ func (h *Hub) serveConn(ctx context.Context, c *conn) {
 }
 
 // handshake reads messages until a valid hello starts or resumes a session,
-// answering each bad one with an error, within handshakeTimeout.
-func (h *Hub) handshake(ctx context.Context, c *conn) *Session {
+// answering each bad one with an error, within handshakeTimeout. An
+// unauthorized hello ends the connection instead (reject).
+func (h *Hub) handshake(ctx context.Context, c *conn, local bool) *Session {
 	// Reads never use the hub's context: a context cancelled during Read
 	// closes the socket at once, and a shutdown must first send 1001. The
 	// writer closing the socket is what ends a read.
@@ -162,22 +161,27 @@ func (h *Hub) handshake(ctx context.Context, c *conn) *Session {
 		}
 		if perr == nil {
 			var s *Session
-			if s, perr = h.open(ctx, c, m); perr == nil {
+			if s, perr = h.open(ctx, c, m, local); perr == nil {
 				return s
 			}
+		}
+		if perr.Code == codeUnauthorized {
+			reject(ctx, c, perr)
+			return nil
 		}
 		c.sendError(perr)
 	}
 }
 
-// open starts or resumes the session that hello asks for and attaches c.
-func (h *Hub) open(ctx context.Context, c *conn, m inbound) (*Session, *protocolError) {
-	subject, perr := h.authenticate(m.Token)
+// open authenticates hello, then starts or resumes the session it asks
+// for and attaches c. Nothing is created for a refused hello.
+func (h *Hub) open(ctx context.Context, c *conn, m inbound, local bool) (*Session, *protocolError) {
+	subject, perr := h.authenticate(m.Token, local)
 	if perr != nil {
 		return nil, perr
 	}
 	if m.Resume != nil {
-		return h.resume(ctx, c, *m.Resume)
+		return h.resume(ctx, c, *m.Resume, subject)
 	}
 	s, perr := h.create(subject, m)
 	if perr != nil {
@@ -186,14 +190,19 @@ func (h *Hub) open(ctx context.Context, c *conn, m inbound) (*Session, *protocol
 	return s, h.attach(ctx, s, c, 0, false)
 }
 
-func (h *Hub) resume(ctx context.Context, c *conn, r resumeRequest) (*Session, *protocolError) {
+// resume attaches c to the session r names when r carries its resume token
+// and, with a secret, subject (the hello token's) is the session's: a
+// resume token alone, stolen from its page, does not let another candidate
+// in. Both are checked before anything is touched.
+func (h *Hub) resume(ctx context.Context, c *conn, r resumeRequest, subject string) (*Session, *protocolError) {
 	h.mu.Lock()
 	s := h.sessions[r.SessionID]
 	h.mu.Unlock()
 	if s == nil || !h.ownsLocal(ctx, s) {
-		return h.resumeRemote(ctx, c, r)
+		return h.resumeRemote(ctx, c, r, subject)
 	}
-	if subtle.ConstantTimeCompare([]byte(r.Token), []byte(s.resumeToken)) != 1 {
+	tokenOK := subtle.ConstantTimeCompare([]byte(r.Token), []byte(s.resumeToken)) == 1
+	if !tokenOK || (h.cfg.Secret != "" && subject != s.subject) {
 		return nil, refuse(codeBadResumeToken, "wrong resume token for session %q", r.SessionID)
 	}
 	return s, h.attach(ctx, s, c, r.LastSeq, true)
@@ -252,15 +261,44 @@ func (h *Hub) forget(s *Session) {
 
 func (h *Hub) allowQuestion(subject string) bool { return h.limiter.question(subject) }
 
-func (h *Hub) authenticate(token string) (string, *protocolError) {
+// authenticate returns the subject of a hello's token. With a secret the
+// token must verify; without one the session is anonymous (subject "")
+// and allowed only for a local client unless AnonymousAnywhere.
+func (h *Hub) authenticate(token string, local bool) (string, *protocolError) {
 	if h.cfg.Secret == "" {
+		if !local && !h.cfg.AnonymousAnywhere {
+			return "", refuse(codeUnauthorized, "anonymous sessions are for clients on the server's host; the server needs auth.secret")
+		}
 		return "", nil
 	}
 	sub, err := VerifyToken(h.cfg.Secret, token, h.cfg.Now())
 	if err != nil {
-		return "", refuse(codeBadToken, "%v", err)
+		return "", refuse(codeUnauthorized, "%v", err)
 	}
 	return sub, nil
+}
+
+// reject sends perr and closes the connection with 1008 (policy
+// violation). It writes the error itself rather than through the writer,
+// which drops its backlog on a 1008 close (meant for too-slow clients);
+// coder/websocket allows a write beside the writer's.
+func reject(ctx context.Context, c *conn, perr *protocolError) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	c.ws.Write(wctx, websocket.MessageText, encode(&errorMsg{head: head{Type: "error"}, Code: perr.Code, Message: perr.Message}))
+	c.close(websocket.StatusPolicyViolation, perr.Code)
+}
+
+// isLocal reports whether r comes from this host: a loopback peer that is
+// not a reverse proxy passing on someone else's request (which names the
+// client in a forwarding header).
+func isLocal(r *http.Request) bool {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	return isLoopback(r.RemoteAddr)
 }
 
 func isLoopback(remoteAddr string) bool {

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -14,10 +16,13 @@ import (
 // The resume keys of a session. Both carry the hash tag {id}, so the
 // scripts below may use them together on Redis Cluster.
 //
-//	poise:resume:{id}  hash: owner, token, subject, profile (JSON),
-//	                   auto_answer, level, node, updated_at, last_seq (the
-//	                   newest seq written or known, so that a lost replay
-//	                   list reads as a gap, not as nothing to replay)
+//	poise:resume:{id}  hash: owner, token (the hex SHA-256 of the resume
+//	                   token, never the token itself: reading Redis is
+//	                   not enough to resume a session), subject, profile
+//	                   (JSON), auto_answer, level, node, updated_at,
+//	                   last_seq (the newest seq written or known, so that
+//	                   a lost replay list reads as a gap, not as nothing
+//	                   to replay)
 //	poise:replay:{id}  list of "<seq> <message JSON>", contiguous seqs,
 //	                   the newest ReplayMax
 func resumeKey(id string) string { return "poise:resume:{" + id + "}" }
@@ -73,14 +78,17 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1`)
 
-// takeOver makes ARGV[1] the owner when ARGV[2] is the resume token.
-// KEYS: resume hash, replay list. ARGV: owner, token, ttl ms.
-// Returns {0} when nothing is saved, {-1} on a wrong token, else
-// {1, header as field/value list, replay entries}.
+// takeOver makes ARGV[1] the owner when ARGV[2] is the hash of the resume
+// token and ARGV[4] is empty or the session's subject.
+// KEYS: resume hash, replay list. ARGV: owner, token hash, ttl ms, subject.
+// Returns {0} when nothing is saved, {-1} on a wrong token or subject,
+// else {1, header as field/value list, replay entries}. (Comparing hashes
+// needs no constant time: their timing tells nothing of the token.)
 var takeOver = redis.NewScript(`
 local tok = redis.call('HGET', KEYS[1], 'token')
 if not tok then return {0} end
 if tok ~= ARGV[2] then return {-1} end
+if ARGV[4] ~= '' and redis.call('HGET', KEYS[1], 'subject') ~= ARGV[4] then return {-1} end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
@@ -124,7 +132,7 @@ func (s *RedisStore) resumeArgs(w ResumeWrite) []any {
 		if st.AutoAnswer {
 			auto = fieldTrue
 		}
-		header = []any{"token", st.Token, "subject", st.Subject, "profile", profile, "auto_answer", auto,
+		header = []any{"token", tokenHash(st.Token), "subject", st.Subject, "profile", profile, "auto_answer", auto,
 			"level", st.Level, "node", st.Node, "updated_at", time.Now().UnixMilli()}
 	}
 	var lastSeq uint64
@@ -141,9 +149,21 @@ func (s *RedisStore) resumeArgs(w ResumeWrite) []any {
 	return args
 }
 
-// TakeOver implements ResumeStore.
+// tokenHash is what the store keeps of a resume token.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// TakeOver is TakeOverAs without a subject check (anonymous sessions).
 func (s *RedisStore) TakeOver(ctx context.Context, id, token string) (ResumeState, error) {
-	res, err := takeOver.Run(ctx, s.rdb, []string{resumeKey(id), replayKey(id)}, s.owner, token, s.cfg.TTL.Milliseconds()).Slice()
+	return s.TakeOverAs(ctx, id, token, "")
+}
+
+// TakeOverAs implements ResumeStore.
+func (s *RedisStore) TakeOverAs(ctx context.Context, id, token, subject string) (ResumeState, error) {
+	res, err := takeOver.Run(ctx, s.rdb, []string{resumeKey(id), replayKey(id)}, s.owner, tokenHash(token),
+		s.cfg.TTL.Milliseconds(), subject).Slice()
 	if err != nil {
 		return ResumeState{}, fmt.Errorf("session: redis: take over %s: %w", id, err)
 	}
@@ -159,6 +179,7 @@ func (s *RedisStore) TakeOver(ctx context.Context, id, token string) (ResumeStat
 	if err != nil {
 		return st, err
 	}
+	st.Token = token // the store keeps only its hash
 	// The ops hash follows: later writes of the old owner are not applied.
 	if err := claimSession.Run(ctx, s.rdb, []string{sessionKey(id)}, s.owner).Err(); err != nil {
 		return st, fmt.Errorf("session: redis: claim %s: %w", id, err)
@@ -193,7 +214,7 @@ func parseResume(id string, header, entries any) (ResumeState, error) {
 			h[ks], _ = val.(string)
 		}
 	}
-	st := ResumeState{ID: id, Token: h["token"], Subject: h["subject"], Level: h["level"], Node: h["node"],
+	st := ResumeState{ID: id, Subject: h["subject"], Level: h["level"], Node: h["node"],
 		AutoAnswer: h["auto_answer"] == fieldTrue}
 	st.LastSeq, _ = strconv.ParseUint(h["last_seq"], 10, 64)
 	if p := h["profile"]; p != "" {

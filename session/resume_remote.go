@@ -20,7 +20,9 @@ import (
 // sends, through the hub's resumeWriter, which batches them into one round
 // trip and never blocks a session (a full queue drops and counts). A hello
 // that resumes a session this node does not have loads that state, takes
-// the session over and recreates it here with its seq continuing.
+// the session over and recreates it here with its seq continuing. The
+// store checks the resume token, and with auth.secret the hello's subject,
+// before it moves anything.
 //
 // Ownership: the store fences each session by a per-process owner id. The
 // resuming node becomes the owner; the old node's copy, if it is alive,
@@ -35,22 +37,27 @@ type ResumeStore interface {
 	// and returns the ids of sessions that another process has taken over;
 	// their writes were not applied.
 	WriteResume(ctx context.Context, writes []ResumeWrite) (disowned []string, err error)
-	// TakeOver makes this process the owner of session id if token is its
-	// resume token, and returns its saved state: ErrNoResumeState when none
-	// is saved, ErrResumeToken when the token is wrong.
-	TakeOver(ctx context.Context, id, token string) (ResumeState, error)
+	// TakeOverAs makes this process the owner of session id if token is
+	// its resume token and, unless subject is empty, subject is its
+	// subject, and returns its saved state: ErrNoResumeState when none is
+	// saved, ErrResumeToken when the token or the subject is wrong (and
+	// then nothing changes). A store need not keep the token itself, only
+	// what proves it (RedisStore keeps a hash).
+	TakeOverAs(ctx context.Context, id, token, subject string) (ResumeState, error)
 	// Owns reports whether this process still owns session id (true when
 	// the store knows nothing of it).
 	Owns(ctx context.Context, id string) (bool, error)
 }
 
-// Errors of ResumeStore.TakeOver.
+// Errors of ResumeStore.TakeOverAs.
 var (
 	ErrNoResumeState = errors.New("session: no resume state")
 	ErrResumeToken   = errors.New("session: wrong resume token")
 )
 
-// ResumeState is a session as another node needs it to resume it.
+// ResumeState is a session as another node needs it to resume it. Token
+// is the resume token: written by the session, and on TakeOverAs the one
+// the client proved.
 type ResumeState struct {
 	ID, Token, Subject string
 	Profile            tiers.Profile
@@ -291,13 +298,17 @@ func (h *Hub) ownsLocal(ctx context.Context, s *Session) bool {
 }
 
 // resumeRemote resumes a session that this node does not have (or no
-// longer owns) from the ResumeStore.
-func (h *Hub) resumeRemote(ctx context.Context, c *conn, r resumeRequest) (*Session, *protocolError) {
+// longer owns) from the ResumeStore. With a secret, subject (the hello
+// token's) must be the session's, as for a local resume.
+func (h *Hub) resumeRemote(ctx context.Context, c *conn, r resumeRequest, subject string) (*Session, *protocolError) {
 	if h.remote == nil {
 		return nil, refuse(codeUnknownSession, "no live session %q; it may have ended after the resume window", r.SessionID)
 	}
 	lctx, cancel := context.WithTimeout(ctx, resumeLoadTimeout)
-	st, err := h.remote.store.TakeOver(lctx, r.SessionID, r.Token)
+	if h.cfg.Secret == "" {
+		subject = "" // anonymous: the resume token alone
+	}
+	st, err := h.remote.store.TakeOverAs(lctx, r.SessionID, r.Token, subject)
 	cancel()
 	switch {
 	case errors.Is(err, ErrResumeToken):

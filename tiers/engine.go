@@ -24,6 +24,10 @@ type Outcome struct {
 	Class    Class  // the class of the last failure, if any
 	Refused  bool   // a provider refused (content filter or policy): show the coach, try no model
 	Cut      bool   // the answer ended with Reason "cut"
+	// OverBudget names the backends skipped because Request.Budget had no
+	// room for them (no health failure); the answer fell to the next
+	// source or level.
+	OverBudget []string
 }
 
 // Engine answers questions from the best healthy source, falling through

@@ -4,15 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 )
-
-// tokensPerMessage is the per-message overhead of a prompt, as OpenAI
-// counts it.
-const tokensPerMessage = 4
 
 // answerAcc accumulates a streamed answer: per choice its content,
 // refusal, tool calls and finish reason. Owned by one gatewayCall.
@@ -166,21 +160,4 @@ func (a *answerAcc) choicesOut() []outChoice {
 	}
 	slices.SortFunc(out, func(x, y outChoice) int { return cmp.Compare(x.Index, y.Index) })
 	return out
-}
-
-// estimateTokens is a rough token count for usage an endpoint did not
-// report: about four bytes per token for Latin text, one per CJK rune.
-func estimateTokens(text string) int {
-	if text == "" {
-		return 0
-	}
-	var bytes, cjk int
-	for _, r := range text {
-		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
-			cjk++
-		} else {
-			bytes += utf8.RuneLen(r)
-		}
-	}
-	return max(1, (bytes+3)/4+cjk)
 }

@@ -177,7 +177,9 @@ func (h *hedge) failed(at *attempt, res result) {
 		h.stop = true
 	case c == ClassContextLength && at.src.ep.LargerModel != "" && !h.largerUsed[name]:
 		h.largerUsed[name] = true
-		h.launch(at.src, at.src.ep.LargerModel, 0)
+		if !h.launch(at.src, at.src.ep.LargerModel, 0) {
+			h.launchNext() // the larger model is over budget
+		}
 	case c == ClassRateLimited && !h.retried[name] && h.a.fits(h.ctx, err.RetryAfter):
 		h.retried[name] = true
 		h.launch(at.src, at.model, err.RetryAfter)
@@ -187,26 +189,36 @@ func (h *hedge) failed(at *attempt, res result) {
 	}
 }
 
-// launchNext launches the next vendor in order, if any is left.
+// launchNext launches the next vendor in order that the request's
+// Budget allows, if any is left.
 func (h *hedge) launchNext() bool {
-	if h.stop || h.winner != nil || h.next >= len(h.order) {
-		return false
+	for !h.stop && h.winner == nil && h.next < len(h.order) {
+		src := h.order[h.next]
+		h.next++
+		if h.launch(src, src.ep.Model, 0) {
+			return true
+		}
 	}
-	src := h.order[h.next]
-	h.next++
-	h.launch(src, src.ep.Model, 0)
-	return true
+	return false
 }
 
-// launch starts one attempt in its own goroutine under a child context.
-func (h *hedge) launch(src *Source, model string, delay time.Duration) {
+// launch starts one attempt in its own goroutine under a child context. It
+// reports false, launching nothing, when the Budget has no room for it.
+// Each attempt settles its own reservation, so a hedged question counts
+// both attempts, the loser's included.
+func (h *hedge) launch(src *Source, model string, delay time.Duration) bool {
+	c := call{messages: BuildPrompt(h.a.req, false), model: model, firstToken: h.firstToken, maxTokens: maxTokensFull}
+	spent, ok := h.a.reserve(h.ctx, src, &c)
+	if !ok {
+		return false
+	}
 	actx, cancel := context.WithCancel(h.ctx)
 	at := &attempt{src: src, model: model, delay: delay, cancel: cancel}
 	h.running[at] = true
-	c := call{messages: BuildPrompt(h.a.req, false), model: model, firstToken: h.firstToken, maxTokens: maxTokensFull}
 	h.wg.Go(func() {
 		defer cancel()
 		if !sleepCtx(actx, delay) {
+			spent(nil)
 			h.done <- doneMsg{at: at, res: result{err: &Error{Class: ClassCanceled, Err: actx.Err()}}}
 			return
 		}
@@ -218,8 +230,10 @@ func (h *hedge) launch(src *Source, model string, delay time.Duration) {
 				return false
 			}
 		})
+		spent(&res)
 		h.done <- doneMsg{at: at, res: res}
 	})
+	return true
 }
 
 // sleepCtx waits d; it reports false when ctx ended the wait.

@@ -52,11 +52,16 @@ func (a *answering) try(ctx context.Context, src *Source, level Level, prefill s
 	}
 	larger, retried := false, false
 	for {
+		spent, ok := a.reserve(ctx, src, &c)
+		if !ok {
+			return overBudget() // not accounted: no failure of the backend
+		}
 		res := src.stream(ctx, c, func(tok string) bool {
 			a.begin(level, src.Name(), "")
 			a.delta(tok)
 			return ctx.Err() == nil
 		})
+		spent(&res)
 		if res.started || res.err == nil {
 			return res // the caller accounts for a started stream when it ends
 		}

@@ -21,6 +21,10 @@ type Request struct {
 	// candidate's "Reset AI" gives the models a fresh chance (failures
 	// still fall through within the budget).
 	Retry bool
+	// Budget, when set, is asked before every model attempt and told what
+	// each one used; a backend it refuses is skipped (Outcome.OverBudget).
+	// Nil means no token budget.
+	Budget Budget
 }
 
 // EventKind tells the parts of an answer stream apart.

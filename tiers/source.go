@@ -93,14 +93,31 @@ type call struct {
 	prefill    string        // non-empty: continue this partial answer
 	firstToken time.Duration // first-token timeout
 	maxTokens  int64
+	usage      bool // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
 }
 
 // result is how a call ended.
 type result struct {
-	text    string // the content this call produced
-	started bool   // at least one content token arrived
-	finish  string // the finish_reason, "" when the stream ended without one
-	err     *Error // nil on success
+	text    string      // the content this call produced
+	started bool        // at least one content token arrived
+	finish  string      // the finish_reason, "" when the stream ended without one
+	err     *Error      // nil on success
+	usage   *tokenUsage // the tokens the backend reported, nil when it sent no usage chunk
+}
+
+// tokenUsage is a backend's own count of one call's tokens.
+type tokenUsage struct {
+	prompt, completion int
+}
+
+// chunkUsage returns the usage a chunk carries, if any: OpenAI sends it on
+// a last chunk with empty choices when include_usage is asked.
+func chunkUsage(ch openai.ChatCompletionChunk) *tokenUsage {
+	u := ch.Usage
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return nil
+	}
+	return &tokenUsage{prompt: int(u.PromptTokens), completion: int(u.CompletionTokens)}
 }
 
 // Errors that the watchdog puts as the cause of a call's context.
@@ -146,6 +163,9 @@ func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) 
 			break
 		}
 		chunk := st.Current()
+		if u := chunkUsage(chunk); u != nil {
+			res.usage = u
+		}
 		if len(chunk.Choices) == 0 {
 			continue // a usage chunk
 		}
@@ -168,7 +188,9 @@ func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) 
 		}
 		if ch.FinishReason != "" {
 			res.finish = ch.FinishReason
-			s.drain(st, watchdog)
+			if u := s.drain(st, watchdog); u != nil {
+				res.usage = u
+			}
 			break
 		}
 	}
@@ -182,12 +204,18 @@ func (s *Source) stream(ctx context.Context, c call, onToken func(string) bool) 
 // drain reads what follows the finish chunk (a usage chunk, [DONE]) so
 // that the connection can be reused, for at most drainTimeout: a server
 // that never sends [DONE] must not hold a complete answer back. Whatever
-// goes wrong here does not change the answer.
-func (s *Source) drain(st *ssestream.Stream[openai.ChatCompletionChunk], watchdog *time.Timer) {
+// goes wrong here does not change the answer. It returns the usage of a
+// usage chunk, if one came.
+func (s *Source) drain(st *ssestream.Stream[openai.ChatCompletionChunk], watchdog *time.Timer) *tokenUsage {
 	watchdog.Reset(drainTimeout)
+	var u *tokenUsage
 	for st.Next() {
+		if cu := chunkUsage(st.Current()); cu != nil {
+			u = cu
+		}
 	}
 	watchdog.Stop()
+	return u
 }
 
 // endError classifies how a stream ended: the watchdog's cause, the
@@ -239,6 +267,10 @@ func (s *Source) params(c call) openai.ChatCompletionNewParams {
 		// max_tokens rather than max_completion_tokens: every
 		// OpenAI-compatible server we target accepts it.
 		p.MaxTokens = openai.Int(c.maxTokens)
+	}
+	if c.usage {
+		// Only when a Budget counts: an old server may reject the field.
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
 	return p
 }

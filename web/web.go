@@ -17,10 +17,13 @@ import (
 //go:embed static
 var assets embed.FS
 
-// pages maps the page routes to the files that render them.
+// pages maps the page routes to the files that render them. The server
+// serves /ops/login in place of /ops to a browser that has not signed in
+// while an ops token is configured.
 var pages = map[string]string{
-	"/":    "static/copilot.html",
-	"/ops": "static/ops.html",
+	"/":          "static/copilot.html",
+	"/ops":       "static/ops.html",
+	"/ops/login": "static/ops-login.html",
 }
 
 // contentTypes are the types the pages rely on; ES modules must be served
@@ -36,8 +39,11 @@ var contentTypes = map[string]string{
 }
 
 // contentSecurityPolicy keeps the pages to their own origin: scripts and
-// styles from /static only, network to the same host (the WebSocket
-// included), media from the capture streams the page itself opens.
+// styles from /static only (no inline script, style or event handler
+// attribute in any page: web_test checks), network to the same host (the
+// WebSocket included), media from the capture streams the page itself
+// opens. It is the one CSP of the pages; the server gives every other
+// response a stricter one.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
 	"img-src 'self' data:; connect-src 'self' ws: wss:; media-src 'self' blob: mediastream:; " +
 	"worker-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'"
@@ -46,8 +52,8 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // served as /static/copilot.js.
 func FS() fs.FS { return assets }
 
-// Handler serves the copilot page at /, the ops page at /ops and the
-// embedded assets under /static/, for GET and HEAD; anything else is 404
+// Handler serves the copilot page at /, the ops page at /ops (and its
+// sign-in page at /ops/login) and the embedded assets under /static/, for GET and HEAD; anything else is 404
 // (or 405 for another method). Responses carry their content type, an ETag
 // and Cache-Control: no-cache, so a browser revalidates each load (cheap,
 // 304) and never runs stale modules during development or after a deploy.

@@ -30,6 +30,7 @@ func TestHandlerRoutes(t *testing.T) {
 		{"copilot page", "/", "text/html; charset=utf-8", `<script type="module" src="/static/copilot.js">`, 200},
 		{"ops page", "/ops", "text/html; charset=utf-8", `<script type="module" src="/static/ops.js">`, 200},
 		{"ops page with slash", "/ops/", "text/html; charset=utf-8", `/static/ops.js`, 200},
+		{"ops sign-in page", "/ops/login", "text/html; charset=utf-8", `<script type="module" src="/static/ops-login.js">`, 200},
 		{"module", "/static/copilot.js", "text/javascript; charset=utf-8", "import { Connection }", 200},
 		{"worklet", "/static/pcm-worklet.js", "text/javascript; charset=utf-8", "registerProcessor('pcm-encoder'", 200},
 		{"stylesheet", "/static/style.css", "text/css; charset=utf-8", ":root", 200},
@@ -68,13 +69,66 @@ func TestHandlerRoutes(t *testing.T) {
 
 func TestHandlerPagesHaveCSP(t *testing.T) {
 	h := Handler()
-	for _, p := range []string{"/", "/ops"} {
+	for _, p := range []string{"/", "/ops", "/ops/login"} {
 		csp := get(t, h, http.MethodGet, p, nil).Header().Get("Content-Security-Policy")
-		for _, want := range []string{"script-src 'self'", "connect-src 'self' ws: wss:", "frame-ancestors 'none'"} {
+		for _, want := range []string{"script-src 'self'", "style-src 'self'", "connect-src 'self' ws: wss:", "frame-ancestors 'none'", "object-src 'none'"} {
 			if !strings.Contains(csp, want) {
 				t.Errorf("%s: CSP %q lacks %q", p, csp, want)
 			}
 		}
+		if strings.Contains(csp, "unsafe-") {
+			t.Errorf("%s: CSP %q allows unsafe sources", p, csp)
+		}
+	}
+}
+
+// TestPagesHaveNoInlineCode: the CSP allows scripts and styles only from
+// files, so a page with an inline script, a style element or attribute,
+// an event-handler attribute or a javascript: URL would break in the
+// browser. Every embedded HTML file is checked.
+func TestPagesHaveNoInlineCode(t *testing.T) {
+	scriptRE := regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script\s*>`)
+	tagRE := regexp.MustCompile(`(?s)<[a-zA-Z][^>]*>`)
+	handlerRE := regexp.MustCompile(`(?i)\son[a-z]+\s*=`)
+	styleAttrRE := regexp.MustCompile(`(?i)\sstyle\s*=`)
+	pages := 0
+	err := fs.WalkDir(FS(), "static", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(name) != ".html" {
+			return err
+		}
+		pages++
+		b, err := fs.ReadFile(FS(), name)
+		if err != nil {
+			return err
+		}
+		html := string(b)
+		scripts := scriptRE.FindAllStringSubmatch(html, -1)
+		if len(scripts) != strings.Count(strings.ToLower(html), "<script") {
+			t.Errorf("%s: a <script> element is not closed where expected", name)
+		}
+		for _, m := range scripts {
+			if !strings.Contains(m[1], "src=") || strings.TrimSpace(m[2]) != "" {
+				t.Errorf("%s: inline script %q", name, m[0])
+			}
+		}
+		if strings.Contains(strings.ToLower(html), "<style") {
+			t.Errorf("%s: has a <style> element", name)
+		}
+		if strings.Contains(strings.ToLower(html), "javascript:") {
+			t.Errorf("%s: has a javascript: URL", name)
+		}
+		for _, tag := range tagRE.FindAllString(html, -1) {
+			if handlerRE.MatchString(tag) || styleAttrRE.MatchString(tag) {
+				t.Errorf("%s: inline handler or style in %s", name, tag)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages < 3 {
+		t.Fatalf("checked %d pages, want the copilot, ops and sign-in pages", pages)
 	}
 }
 

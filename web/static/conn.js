@@ -11,6 +11,11 @@ const CLOSE_ENDED = 4002; // the session ended; start a new one
 // then starts a fresh session on the same socket.
 const RESUME_FAILED = new Set(['unknown_session', 'bad_resume_token', 'resume_gap']);
 
+// Handshake error codes that no retry can cure: the server closes the
+// socket (1008) and the connection stops instead of reconnecting. A new
+// token means a new page load.
+const REFUSED = new Set(['unauthorized']);
+
 export const DEFAULTS = Object.freeze({
   pingMs: 10000, // heartbeat: the server drops a silent session to L4 after 60 s
   offlineAfterMs: 60000, // unreachable this long → local coach
@@ -22,7 +27,7 @@ export const DEFAULTS = Object.freeze({
 // WebSocket and timers; stop() ends all of them. Callbacks:
 //   onWelcome(welcome, {resumed, newSession})  after each successful hello
 //   onMessage(msg)                             each sequenced message, once, in order
-//   onState(state, detail)                     'connecting' | 'open' | 'waiting' | 'offline' | 'replaced'
+//   onState(state, detail)                     'connecting' | 'open' | 'waiting' | 'offline' | 'replaced' | 'refused'
 //   onNotice(code, message)                    a server error message (for the status line)
 export class Connection {
   constructor(opts) {
@@ -163,6 +168,10 @@ export class Connection {
         this.sendHello(ws);
         return;
       }
+      if (REFUSED.has(msg.code)) {
+        this.refuse(ws, msg);
+        return;
+      }
       // Refused (too many sessions, a bad token…): say so quietly, close,
       // and try again after the backoff like any other failed connect.
       this.onNotice(msg.code, msg.message);
@@ -192,6 +201,18 @@ export class Connection {
     this.startPing(ws);
     this.onWelcome(msg, { resumed: !!msg.resumed && !newSession, newSession, wasOffline, hadFailures });
     this.onState('open', { resumed: !!msg.resumed && !newSession, newSession, wasOffline });
+  }
+
+  // refuse stops for good after a refusal no retry can cure (a missing,
+  // forged or expired token): no reconnect loop, no offline switch; the
+  // notice goes to the quiet status line.
+  refuse(ws, msg) {
+    this.stopped = true;
+    window.removeEventListener('online', this.onBrowserOnline);
+    for (const k of Object.keys(this.timers)) this.clear(k);
+    this.onNotice(msg.code, msg.message);
+    this.onState('refused', { code: msg.code });
+    ws.close(1000, 'refused');
   }
 
   closed(ws, ev) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -81,7 +84,7 @@ func parseConfig(raw []byte, getenv func(string) string) (config, error) {
 	})
 	var root yaml.Node
 	if err := yaml.Unmarshal(expanded, &root); err != nil {
-		return c, err
+		return c, locateSyntaxError(err, expanded)
 	}
 	lines := keyLines{}
 	if err := checkKeys(&root, reflect.TypeFor[config](), "", lines); err != nil {
@@ -109,17 +112,46 @@ func (c config) validate(lines keyLines) error {
 	if c.ResumeWindowMS < 0 {
 		add(errors.New("resume_window_ms: must not be negative"))
 	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		add(fmt.Errorf("addr: %w", err))
+	}
+	for i, p := range c.AllowedOrigins {
+		if _, err := path.Match(p, ""); err != nil {
+			add(fmt.Errorf("allowed_origins[%d]: %q: %w", i, p, err))
+		}
+	}
+	add(finiteNumbers(reflect.ValueOf(c), ""))
+	if th := c.L3.Threshold; th < 0 || th > 1 {
+		add(fmt.Errorf("l3.threshold: must be within (0, 1] (0 means 0.78), got %g", th))
+	}
 	if c.Limits.QuestionsPerMinute < 0 || c.Limits.SessionsPerSubject < 0 || c.Limits.AudioSecondsPerHour < 0 || c.Limits.DailyTokensPerVendor < 0 {
 		add(errors.New("limits: values must not be negative (0 means no limit)"))
 	}
 	add(c.Engine.Validate())
 	add(c.Gateway.Validate())
+	add(c.gatewayBuilds())
 	add(c.ASR.Validate())
 	if c.RedisURL != "" {
 		_, err := redisOptions(c.RedisURL) // redis.go
 		add(err)
 	}
 	return errors.Join(errs...)
+}
+
+// gatewayBuilds checks what only the gateway's constructor knows: its
+// endpoints against the engine's backends of the same name.
+func (c config) gatewayBuilds() error {
+	if c.Gateway.Validate() != nil {
+		return nil // reported already
+	}
+	nop := zerolog.Nop()
+	h := tiers.NewHealth(c.Engine, nil, nop, nil, tiers.WithGatewayProbes(c.Gateway))
+	gw, err := tiers.NewGateway(c.Gateway, h, nop, nil)
+	if err != nil {
+		return err
+	}
+	gw.Close()
+	return nil
 }
 
 func (c config) sessionConfig() session.Config {

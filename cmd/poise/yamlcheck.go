@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -176,4 +179,86 @@ func lineOfKey(key string, lines keyLines) (line, n int) {
 		k = k[:i]
 	}
 	return 0, 0
+}
+
+// locateSyntaxError makes a YAML syntax error name its line. yaml.v3 leaves
+// the line out for a problem on the first line, for bytes YAML does not
+// allow (invalid UTF-8, control characters) and at the end of the
+// document; those get the line of the first such byte, the last line, or
+// line 1.
+func locateSyntaxError(err error, doc []byte) error {
+	if lineRE.MatchString(err.Error()) {
+		return err
+	}
+	line := 1
+	if i := firstBadByte(doc); i >= 0 {
+		line += bytes.Count(doc[:i], []byte("\n"))
+	} else if strings.Contains(err.Error(), "end of stream") && len(doc) > 0 {
+		line += bytes.Count(doc[:len(doc)-1], []byte("\n"))
+	}
+	return fmt.Errorf("line %d: %w", line, err)
+}
+
+// firstBadByte is the offset of the first byte that is not YAML text
+// (invalid UTF-8, or a control character other than tab, LF and CR), or -1.
+func firstBadByte(doc []byte) int {
+	for i := 0; i < len(doc); {
+		r, n := utf8.DecodeRune(doc[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			return i
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f:
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// finiteNumbers reports the first float field of v (a config struct) that
+// is NaN or infinite, by its YAML key path: YAML reads .nan and .inf, and
+// no setting takes them.
+func finiteNumbers(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s: must be a finite number, got %g", path, f)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			p := path
+			switch {
+			case name == "-" || !f.IsExported():
+				continue
+			case strings.Contains(opts, "inline"):
+			case name == "":
+				p = join(path, strings.ToLower(f.Name))
+			default:
+				p = join(path, name)
+			}
+			if err := finiteNumbers(v.Field(i), p); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if err := finiteNumbers(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if err := finiteNumbers(it.Value(), join(path, fmt.Sprint(it.Key()))); err != nil {
+				return err
+			}
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return finiteNumbers(v.Elem(), path)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"net"
+	"os"
+	"path"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/poise-dev/poise/tiers"
+	"github.com/rs/zerolog"
+	"go.yaml.in/yaml/v3"
+)
+
+// fuzzEnv is the environment of the config fuzz targets.
+func fuzzEnv(k string) string {
+	switch k {
+	case "OPENAI_API_KEY":
+		return "sk-fuzz"
+	case "PORT":
+		return "8080"
+	}
+	return ""
+}
+
+// FuzzConfig parses arbitrary bytes as the configuration file. Properties:
+// no input panics the loader; every refusal names a line of the document
+// (and is readable text); an accepted config validates again, can be
+// wired (its addr listens, its origin patterns compile, its numbers are
+// finite, the L3 threshold is one the template store takes, the gateway
+// builds beside the engine's backends) and survives a round trip through
+// YAML unchanged.
+func FuzzConfig(f *testing.F) {
+	for _, seed := range configSeeds(f) {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := parseConfig(raw, fuzzEnv)
+		if err != nil {
+			checkConfigError(t, raw, err)
+			return
+		}
+		checkWirable(t, c)
+		checkRoundTrip(t, c)
+	})
+}
+
+// configSeeds are the documents of config_test.go and the full example of
+// docs/config.md.
+func configSeeds(f *testing.F) []string {
+	f.Helper()
+	seeds := []string{
+		"addr: 127.0.0.1:1\nsla_mss: 5\n",
+		"l1:\n  mode: hedge\n  vendors:\n    - name: a\n      base_url: http://x/v1\n      modle: m\n",
+		"sla_ms: fast\n", "l1:\n  mode: sometimes\n", "asr:\n  silence_ms: -5\n",
+		"limits:\n  questions_per_minute: -1\n", "addr: [\n", "", "---\n", "# only a comment\n",
+		"sla_ms: 900\nl1:\n  vendors:\n    - {name: primary, base_url: \"http://127.0.0.1:1/v1\", api_key: \"${VENDOR_KEY}\", model: m}\nlimits:\n  sessions_per_subject: 5\n",
+		"addr: 127.0.0.1:${PORT}\n",
+		"a: &x {b: *x}\n", "redis_url: redis://127.0.0.1:6379/0\nallowed_origins: [\"app.example.com:*\"]\n",
+	}
+	doc, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
+		f.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## Keys\n\n```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		f.Fatal("docs/config.md: no yaml block under ## Keys")
+	}
+	return append(seeds, example)
+}
+
+var errLineRE = regexp.MustCompile(`line (\d+)`)
+
+// checkConfigError: a refusal is readable and names a line that exists.
+func checkConfigError(t *testing.T, raw []byte, err error) {
+	t.Helper()
+	msg := err.Error()
+	if !utf8.ValidString(msg) {
+		t.Fatalf("error is not UTF-8 text: %q", msg)
+	}
+	m := errLineRE.FindAllStringSubmatch(msg, -1)
+	if m == nil {
+		t.Fatalf("error names no line: %q\ninput: %q", msg, raw)
+	}
+	last := bytes.Count(raw, []byte("\n")) + 1
+	for _, sm := range m {
+		if n, _ := strconv.Atoi(sm[1]); n < 1 || n > last {
+			t.Fatalf("error names line %d of a %d-line document: %q", n, last, msg)
+		}
+	}
+}
+
+// checkWirable: what serve does with an accepted config cannot fail on
+// the config itself.
+func checkWirable(t *testing.T, c config) {
+	t.Helper()
+	if err := c.validate(nil); err != nil {
+		t.Fatalf("accepted config does not validate: %v", err)
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		t.Fatalf("accepted addr %q: %v", c.Addr, err)
+	}
+	for _, p := range c.AllowedOrigins {
+		if _, err := path.Match(p, "example.com"); err != nil {
+			t.Fatalf("accepted origin pattern %q: %v", p, err)
+		}
+	}
+	if f, ok := nonFinite(reflect.ValueOf(c), "config"); ok {
+		t.Fatalf("accepted a number that is not finite: %s", f)
+	}
+	// recall.NewStore's precondition; building a store per input is too
+	// slow for a fuzz target.
+	if th := c.L3.Threshold; th != 0 && !(th > 0 && th <= 1) {
+		t.Fatalf("accepted l3.threshold %v", th)
+	}
+	nop := zerolog.Nop()
+	h := tiers.NewHealth(c.Engine, nil, nop, nil, tiers.WithGatewayProbes(c.Gateway))
+	gw, err := tiers.NewGateway(c.Gateway, h, nop, nil)
+	if err != nil {
+		t.Fatalf("accepted config whose gateway does not build: %v", err)
+	}
+	gw.Close()
+}
+
+// checkRoundTrip: the config, written as YAML and read again, is the same.
+// A value that reads as ${VAR} once written is expanded on the second read
+// by design, so such configs are skipped.
+func checkRoundTrip(t *testing.T, c config) {
+	t.Helper()
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatalf("accepted config does not marshal: %v", err)
+	}
+	if envRE.Match(out) {
+		return
+	}
+	c2, err := parseConfig(out, fuzzEnv)
+	if err != nil {
+		t.Fatalf("accepted config, written out, is refused: %v\n%s", err, out)
+	}
+	out2, err := yaml.Marshal(c2)
+	if err != nil {
+		t.Fatalf("re-read config does not marshal: %v", err)
+	}
+	if !bytes.Equal(out, out2) {
+		t.Fatalf("round trip changed the config:\n%s\n----\n%s", out, out2)
+	}
+}
+
+// nonFinite finds a float field of v that is NaN or infinite and returns
+// its Go path.
+func nonFinite(v reflect.Value, at string) (string, bool) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return at, true
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return nonFinite(v.Elem(), at)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if p, ok := nonFinite(v.Field(i), at+"."+v.Type().Field(i).Name); ok {
+				return p, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if p, ok := nonFinite(v.Index(i), at+"["+strconv.Itoa(i)+"]"); ok {
+				return p, true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if p, ok := nonFinite(it.Value(), at+"["+it.Key().String()+"]"); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -24,6 +25,7 @@ const maxPendingBytes = 1 << 20 // unwritten bytes per connection before it coun
 // resumes. The connection's handler goroutine owns writeLoop and reads.
 type conn struct {
 	ws      *websocket.Conn
+	in      *inRate       // owned by the reader (handshake, then readLoop)
 	limit   int           // pending messages allowed
 	wake    chan struct{} // capacity 1: pending has messages
 	done    chan struct{} // closed by close: the writer closes the socket
@@ -37,7 +39,7 @@ type conn struct {
 }
 
 func newConn(ws *websocket.Conn, limit int) *conn {
-	return &conn{ws: ws, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &conn{ws: ws, in: newInRate(time.Now), limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // send queues encoded messages in order and returns false when the backlog

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/poise-dev/poise/coach"
 	"github.com/poise-dev/poise/tiers"
@@ -41,6 +42,8 @@ const (
 	codeTooLarge       = "too_large"
 	codeAudio          = "bad_audio"
 	codeBadVersion     = "bad_version"
+	codeBadUTF8        = "bad_utf8" // a text frame that is not valid UTF-8
+	codeTooFast        = "too_fast" // frames over the connection's rate; the excess was dropped
 )
 
 // inbound is the decoded form of every client text message; which fields
@@ -78,10 +81,18 @@ func refuse(code, format string, args ...any) *protocolError {
 	return &protocolError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// decodeInbound parses and validates one client text message. The error,
-// if any, is ready to send to the client.
+// decodeInbound parses and validates one client text message against the
+// wire limits of config.go. The error, if any, is ready to send to the
+// client. The frame is checked for size and UTF-8 before it is decoded:
+// encoding/json would silently turn invalid UTF-8 into U+FFFD.
 func decodeInbound(data []byte) (inbound, *protocolError) {
 	var m inbound
+	if len(data) > maxTextMessage {
+		return m, refuse(codeTooLarge, "text message of %d bytes is over %d", len(data), maxTextMessage)
+	}
+	if !utf8.Valid(data) {
+		return m, refuse(codeBadUTF8, "text message is not valid UTF-8")
+	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		return m, refuse(codeBadJSON, "message is not a JSON object: %v", err)
 	}
@@ -91,12 +102,7 @@ func decodeInbound(data []byte) (inbound, *protocolError) {
 	case typeHello:
 		return m, validateHello(&m)
 	case typeQuestion:
-		if m.Text == nil {
-			return m, refuse(codeMissingField, "question needs field: text")
-		}
-		if len(*m.Text) > maxQuestionBytes {
-			return m, refuse(codeTooLarge, "question text is over %d bytes", maxQuestionBytes)
-		}
+		return m, validateQuestion(&m)
 	case typeProfile:
 		if m.Profile == nil {
 			return m, refuse(codeMissingField, "profile needs field: profile")
@@ -104,9 +110,13 @@ func decodeInbound(data []byte) (inbound, *protocolError) {
 		return m, validateProfile(m.Profile)
 	case typeAudioStart:
 		return m, validateAudioStart(&m)
-	case typeResetAI, typePing, typeAudioStop:
+	case typePing:
+		if len(m.T) > maxPingBytes {
+			return m, refuse(codeTooLarge, "ping: t is over %d bytes", maxPingBytes)
+		}
+	case typeResetAI, typeAudioStop:
 	default:
-		return m, refuse(codeUnknownType, "unknown message type %q", m.Type)
+		return m, refuse(codeUnknownType, "unknown message type %q", clip(m.Type))
 	}
 	return m, nil
 }
@@ -115,16 +125,42 @@ func validateHello(m *inbound) *protocolError {
 	if m.V != ProtocolVersion {
 		return refuse(codeBadVersion, "hello: v must be %d, got %d", ProtocolVersion, m.V)
 	}
+	if err := checkToken("hello: token", m.Token, maxTokenBytes); err != nil {
+		return err
+	}
 	if m.Profile == nil {
 		m.Profile = &tiers.Profile{}
 	}
 	if err := validateProfile(m.Profile); err != nil {
 		return err
 	}
-	if r := m.Resume; r != nil && (r.SessionID == "" || r.Token == "") {
+	r := m.Resume
+	if r == nil {
+		return nil
+	}
+	if r.SessionID == "" || r.Token == "" {
 		return refuse(codeMissingField, "hello: resume needs session_id and token")
 	}
-	return nil
+	if err := checkID("hello: resume.session_id", r.SessionID, maxIDBytes); err != nil {
+		return err
+	}
+	return checkID("hello: resume.token", r.Token, maxResumeToken)
+}
+
+func validateQuestion(m *inbound) *protocolError {
+	if m.Text == nil {
+		return refuse(codeMissingField, "question needs field: text")
+	}
+	if len(*m.Text) > maxQuestionBytes {
+		return refuse(codeTooLarge, "question text is over %d bytes", maxQuestionBytes)
+	}
+	if err := checkText("question text", *m.Text); err != nil {
+		return err
+	}
+	if m.ID == "" {
+		return nil
+	}
+	return checkID("question id", m.ID, maxIDBytes)
 }
 
 // validateProfile fills defaults (en, mid) and rejects unknown values.
@@ -134,19 +170,25 @@ func validateProfile(p *tiers.Profile) *protocolError {
 		p.Lang = "en"
 	case "zh", "en":
 	default:
-		return refuse(codeBadField, "profile.lang must be zh or en, got %q", p.Lang)
+		return refuse(codeBadField, "profile.lang must be zh or en, got %q", clip(p.Lang))
 	}
 	switch p.Seniority {
 	case "":
 		p.Seniority = "mid"
 	case "junior", "mid", "senior":
 	default:
-		return refuse(codeBadField, "profile.seniority must be junior, mid or senior, got %q", p.Seniority)
+		return refuse(codeBadField, "profile.seniority must be junior, mid or senior, got %q", clip(p.Seniority))
 	}
-	if len(p.Role)+len(p.Resume) > maxProfileBytes {
-		return refuse(codeTooLarge, "profile role and resume are over %d bytes", maxProfileBytes)
+	if len(p.Role) > maxRoleBytes {
+		return refuse(codeTooLarge, "profile.role is over %d bytes", maxRoleBytes)
 	}
-	return nil
+	if len(p.Resume) > maxResumeBytes {
+		return refuse(codeTooLarge, "profile.resume is over %d bytes", maxResumeBytes)
+	}
+	if err := checkText("profile.role", p.Role); err != nil {
+		return err
+	}
+	return checkText("profile.resume", p.Resume)
 }
 
 func validateAudioStart(m *inbound) *protocolError {
@@ -154,14 +196,69 @@ func validateAudioStart(m *inbound) *protocolError {
 		return refuse(codeAudio, "audio_start: sample_rate must be %d, got %d", audioSampleRate, m.SampleRate)
 	}
 	if m.Encoding != audioEncoding {
-		return refuse(codeAudio, "audio_start: encoding must be %s, got %q", audioEncoding, m.Encoding)
+		return refuse(codeAudio, "audio_start: encoding must be %s, got %q", audioEncoding, clip(m.Encoding))
 	}
 	switch m.Source {
 	case "tab", "mic", "":
 	default:
-		return refuse(codeAudio, "audio_start: source must be tab or mic, got %q", m.Source)
+		return refuse(codeAudio, "audio_start: source must be tab or mic, got %q", clip(m.Source))
 	}
 	return nil
+}
+
+// checkText refuses control characters in free text, other than tab,
+// newline and carriage return: a NUL or an escape sequence has no place in
+// a question or a resume, and would reach prompts, logs and terminals.
+func checkText(field, s string) *protocolError {
+	for i, r := range s {
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f {
+			return refuse(codeBadField, "%s has a control character (U+%04X) at byte %d", field, r, i)
+		}
+	}
+	return nil
+}
+
+// checkID refuses an identifier that is longer than limit or has a
+// character outside [A-Za-z0-9._:-]; ids are echoed to the client and
+// written to logs and Redis keys.
+func checkID(field, s string, limit int) *protocolError {
+	if len(s) > limit {
+		return refuse(codeTooLarge, "%s is over %d bytes", field, limit)
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return refuse(codeBadField, "%s may only have A-Z, a-z, 0-9 and . _ : - (byte %d is not)", field, i)
+		}
+	}
+	return nil
+}
+
+// checkToken refuses a token that is longer than limit or not printable
+// ASCII. The token itself never goes into the message.
+func checkToken(field, s string, limit int) *protocolError {
+	if len(s) > limit {
+		return refuse(codeTooLarge, "%s is over %d bytes", field, limit)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return refuse(codeBadField, "%s must be printable ASCII (byte %d is not)", field, i)
+		}
+	}
+	return nil
+}
+
+// clip shortens a client's value quoted back in an error message.
+func clip(s string) string {
+	const keep = 32 // bytes
+	if len(s) <= keep {
+		return s
+	}
+	for i := keep; i > 0; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i] + "…"
+		}
+	}
+	return ""
 }
 
 // Server → client messages. Every one but welcome embeds head and so

@@ -1,41 +1,139 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
+	"regexp"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/poise-dev/poise/tiers"
 )
 
-// FuzzDecodeInbound: no input panics the decoder, and whatever it accepts
-// has a known type; whatever it refuses carries a code and a message.
+// FuzzDecodeInbound feeds arbitrary client text messages to the decoder.
+// Properties: no input panics it; a refusal carries a snake_case code and a
+// non-empty, valid UTF-8 message that encodes as an error message; an
+// accepted message has a known type and meets that type's validation
+// (profile lang zh|en with defaults filled in, sizes within the limits,
+// audio_start at 16 kHz pcm_s16le); and an accepted message encodes back
+// to JSON that decodes, accepted, to the same message.
 func FuzzDecodeInbound(f *testing.F) {
 	for _, seed := range []string{
 		`{"type":"hello","v":1,"profile":{"lang":"zh","seniority":"senior"}}`,
 		`{"type":"hello","v":1,"resume":{"session_id":"a","token":"b","last_seq":3}}`,
+		`{"type":"hello","v":1,"token":"t","auto_answer":true,"profile":{"role":"SRE","resume":"ten years"}}`,
+		`{"type":"hello","v":2}`,
 		`{"type":"question","id":"q1","text":"为什么？"}`,
+		`{"type":"question","id":"q1","text":"\ud800"}`,
 		`{"type":"audio_start","sample_rate":16000,"encoding":"pcm_s16le","source":"tab"}`,
-		`{"type":"ping","t":{"x":[1,2]}}`, `{"type":"profile","profile":{"lang":"fr"}}`,
-		`{"type":7}`, `[]`, `null`, `{"type":"question","text":null}`,
+		`{"type":"audio_start","sample_rate":8000,"encoding":"opus"}`,
+		`{"type":"ping","t":{"x":[1, 2],"h":"<&>"}}`, `{"type":"profile","profile":{"lang":"fr"}}`,
+		`{"type":"reset_ai"}`, `{"type":"audio_stop"}`, `{"TYPE":"ping","t":1e400}`,
+		`{"type":7}`, `[]`, `null`, `{"type":"question","text":null}`, "{\"type\":\"question\",\"text\":\"\xff\"}",
 	} {
 		f.Add([]byte(seed))
 	}
-	known := map[string]bool{typeHello: true, typeQuestion: true, typeResetAI: true, typePing: true,
-		typeAudioStart: true, typeAudioStop: true, typeProfile: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := decodeInbound(data)
 		if err != nil {
-			if err.Code == "" || err.Message == "" {
-				t.Fatalf("refusal without code or message: %+v", err)
-			}
-			if _, jerr := json.Marshal(errorMsg{Code: err.Code, Message: err.Message}); jerr != nil {
-				t.Fatalf("refusal does not encode: %v", jerr)
-			}
+			checkRefusal(t, err)
 			return
 		}
-		if !known[m.Type] {
-			t.Fatalf("accepted unknown type %q", m.Type)
+		checkAccepted(t, m)
+		// Round trip: what the decoder accepted, encoded again, is accepted
+		// as the same message.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m); err != nil {
+			t.Fatalf("accepted message does not encode: %v", err)
 		}
-		if m.Type == typeQuestion && m.Text == nil {
-			t.Fatal("accepted a question without text")
+		m2, err2 := decodeInbound(buf.Bytes())
+		if err2 != nil {
+			t.Fatalf("accepted %q, but refused its re-encoding %s: %v", data, buf.Bytes(), err2)
+		}
+		m.T, m2.T = normalRaw(t, m.T), normalRaw(t, m2.T)
+		if !reflect.DeepEqual(m, m2) {
+			t.Fatalf("round trip changed the message:\n first %+v\nsecond %+v", m, m2)
 		}
 	})
+}
+
+// codeRE is the form of every error code: lower snake case.
+var codeRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+func checkRefusal(t *testing.T, err *protocolError) {
+	t.Helper()
+	if !codeRE.MatchString(err.Code) {
+		t.Fatalf("refusal with a malformed code %q (%s)", err.Code, err.Message)
+	}
+	if err.Message == "" || !utf8.ValidString(err.Message) {
+		t.Fatalf("refusal %s without a readable message: %q", err.Code, err.Message)
+	}
+	b, jerr := json.Marshal(errorMsg{head: head{Type: "error"}, Code: err.Code, Message: err.Message})
+	if jerr != nil || !json.Valid(b) {
+		t.Fatalf("refusal does not encode: %v", jerr)
+	}
+}
+
+func checkAccepted(t *testing.T, m inbound) {
+	t.Helper()
+	switch m.Type {
+	case typeHello:
+		if m.V != ProtocolVersion {
+			t.Fatalf("accepted hello with v %d", m.V)
+		}
+		if m.Profile == nil {
+			t.Fatal("accepted hello has no profile (defaults not filled in)")
+		}
+		checkProfile(t, *m.Profile)
+		if r := m.Resume; r != nil && (r.SessionID == "" || r.Token == "") {
+			t.Fatalf("accepted hello with an incomplete resume %+v", *r)
+		}
+	case typeQuestion:
+		if m.Text == nil || len(*m.Text) > maxQuestionBytes {
+			t.Fatalf("accepted question without text or over %d bytes", maxQuestionBytes)
+		}
+	case typeProfile:
+		if m.Profile == nil {
+			t.Fatal("accepted profile message without a profile")
+		}
+		checkProfile(t, *m.Profile)
+	case typeAudioStart:
+		if m.SampleRate != audioSampleRate || m.Encoding != audioEncoding ||
+			(m.Source != "tab" && m.Source != "mic" && m.Source != "") {
+			t.Fatalf("accepted audio_start %d %q %q", m.SampleRate, m.Encoding, m.Source)
+		}
+	case typeResetAI, typePing, typeAudioStop:
+	default:
+		t.Fatalf("accepted unknown type %q", m.Type)
+	}
+}
+
+func checkProfile(t *testing.T, p tiers.Profile) {
+	t.Helper()
+	if p.Lang != "zh" && p.Lang != "en" {
+		t.Fatalf("accepted profile lang %q", p.Lang)
+	}
+	if p.Seniority != "junior" && p.Seniority != "mid" && p.Seniority != "senior" {
+		t.Fatalf("accepted profile seniority %q", p.Seniority)
+	}
+	if len(p.Role)+len(p.Resume) > maxProfileBytes {
+		t.Fatalf("accepted profile of %d bytes", len(p.Role)+len(p.Resume))
+	}
+}
+
+// normalRaw is raw as the encoder writes it (compact; absent is null), so
+// that two spellings of the same JSON compare equal.
+func normalRaw(t *testing.T, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	if raw == nil {
+		return json.RawMessage("null")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		t.Fatalf("accepted t that is not JSON: %q", raw)
+	}
+	return buf.Bytes()
 }

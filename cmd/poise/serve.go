@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +25,7 @@ type serveFlags struct {
 	config    string
 	addr      string
 	demo      bool
+	insecure  bool // anonymous sessions from any address (no auth.secret on a public address)
 	logFormat string
 	logLevel  string
 }
@@ -37,6 +37,7 @@ func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
 	fs.StringVar(&f.config, "config", "", "YAML config `file` (default: embedded defaults)")
 	fs.StringVar(&f.addr, "addr", "", "listen `address`, overrides the config (127.0.0.1:0 picks a free port)")
 	fs.BoolVar(&f.demo, "demo", false, "run simulated vendors in-process and allow fault injection from /ops")
+	fs.BoolVar(&f.insecure, "insecure", false, "without auth.secret, listen on a non-loopback address anyway and accept anonymous sessions from any client")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -87,11 +88,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	if err := checkExposure(cfg, f, ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
 	url := "http://" + ln.Addr().String() + "/"
 	log.Info().Str("addr", ln.Addr().String()).Str("url", url).Msg("poise listening on " + url)
-	if cfg.Auth.Secret == "" && !isLoopbackAddr(ln.Addr()) {
-		log.Warn().Msg("auth.secret is empty: only loopback clients can open sessions")
-	}
+	logAccess(log, cfg, f)
 
 	app, err := build(cfg, f, log)
 	if err != nil {
@@ -118,6 +121,42 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return err
 }
 
+// checkExposure refuses to serve anonymous sessions on a non-loopback
+// address: without auth.secret anyone who reaches it could open sessions
+// that spend the vendor budget. -insecure allows it.
+func checkExposure(cfg config, f serveFlags, addr net.Addr) error {
+	if cfg.Auth.Secret != "" || f.insecure || isLoopbackAddr(addr) {
+		return nil
+	}
+	return fmt.Errorf("serve: refusing to listen on %s (%s) without auth.secret: anyone who can reach it could open "+
+		"anonymous sessions that spend your vendor budget; set auth.secret (README, \"Authentication\"), "+
+		"listen on 127.0.0.1, or pass -insecure to accept anonymous sessions from any address", cfg.Addr, addr)
+}
+
+// logAccess says, right after the listening line, who may open sessions
+// and reach the ops endpoints.
+func logAccess(log zerolog.Logger, cfg config, f serveFlags) {
+	switch {
+	case cfg.Auth.Secret != "":
+		log.Info().Str("sessions", "token").Msg("sessions need a token signed with auth.secret (poise token issue)")
+	case f.insecure:
+		log.Warn().Str("sessions", "anonymous").Msg("-insecure: auth.secret is empty and sessions are anonymous from any address; " +
+			"anyone who reaches this server can spend its vendor budget")
+	default:
+		log.Info().Str("sessions", "anonymous-local").Msg("auth.secret is empty: sessions are anonymous and accepted only from this host")
+	}
+	if cfg.Ops.Token != "" {
+		log.Info().Str("ops", "token").Msg("ops endpoints (/ops, /ops/api, /metrics) need ops.token")
+	} else {
+		log.Info().Str("ops", "local").Msg("ops.token is empty: ops endpoints (/ops, /ops/api, /metrics) are open to this host only")
+	}
+}
+
+// routes is every endpoint of the server, behind the security headers.
+// Public: the copilot page and its assets, /ws (which authenticates each
+// hello), /healthz, /readyz, the coach scripts, the sign-in and sign-out
+// of the ops page, and the gateway (/v1/*, which checks its own keys).
+// Everything else under /ops and /metrics is for operators (opsauth.go).
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", a.hub)
@@ -140,39 +179,13 @@ func (a *app) routes() http.Handler {
 	mux.Handle("GET /v1/models", a.gw)
 	a.opsAPI(mux)
 	a.demoAPI(mux)
-	mux.Handle("/", web.Handler())
-	mux.Handle("GET /ops", a.opsOnly(web.Handler()))
+	pages := web.Handler()
+	mux.Handle("/", pages)
+	mux.Handle("GET /ops", a.opsPage(pages))
+	mux.Handle("GET /ops/{$}", a.opsPage(pages))
+	mux.Handle("POST /ops/login", a.opsLogin())
+	mux.Handle("POST /ops/logout", a.opsLogout())
+	mux.Handle("/ops/", a.opsOnly(http.NotFoundHandler())) // the rest of /ops, known or not, is for operators
 	mux.Handle("GET /metrics", a.opsOnly(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})))
-	return mux
-}
-
-// opsOnly guards operator endpoints: the bearer ops.token when configured,
-// else loopback clients only.
-func (a *app) opsOnly(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tok := a.cfg.Ops.Token; tok != "" {
-			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+tok)) != 1 {
-				http.Error(w, "ops token required", http.StatusUnauthorized)
-				return
-			}
-		} else if !isLoopbackRemote(r.RemoteAddr) {
-			http.Error(w, "ops endpoints are for loopback clients unless ops.token is set", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func isLoopbackRemote(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func isLoopbackAddr(a net.Addr) bool {
-	t, ok := a.(*net.TCPAddr)
-	return ok && t.IP.IsLoopback()
+	return securityHeaders(mux)
 }

@@ -89,12 +89,26 @@ func checkConfigError(t *testing.T, raw []byte, err error) {
 	if m == nil {
 		t.Fatalf("error names no line: %q\ninput: %q", msg, raw)
 	}
-	last := bytes.Count(raw, []byte("\n")) + 1
+	last := yamlLines(raw)
 	for _, sm := range m {
 		if n, _ := strconv.Atoi(sm[1]); n < 1 || n > last {
 			t.Fatalf("error names line %d of a %d-line document: %q", n, last, msg)
 		}
 	}
+}
+
+// yamlLines counts the lines of doc as YAML does: CR LF, CR, LF, NEL, LS
+// and PS each end one.
+func yamlLines(doc []byte) int {
+	s := strings.ReplaceAll(string(doc), "\r\n", "\n")
+	n := 1
+	for _, r := range s {
+		switch r {
+		case '\r', '\n', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }
 
 // checkWirable: what serve does with an accepted config cannot fail on

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -190,13 +189,21 @@ func locateSyntaxError(err error, doc []byte) error {
 	if lineRE.MatchString(err.Error()) {
 		return err
 	}
-	line := 1
+	at := 0
 	if i := firstBadByte(doc); i >= 0 {
-		line += bytes.Count(doc[:i], []byte("\n"))
+		at = i
 	} else if strings.Contains(err.Error(), "end of stream") && len(doc) > 0 {
-		line += bytes.Count(doc[:len(doc)-1], []byte("\n"))
+		at = len(doc) - 1
 	}
-	return fmt.Errorf("line %d: %w", line, err)
+	return fmt.Errorf("line %d: %w", lineAt(doc, at), err)
+}
+
+// lineAt is the line of doc's byte i, counted as YAML does: CR LF, CR,
+// LF, NEL, LS and PS each end a line.
+func lineAt(doc []byte, i int) int {
+	s := string(doc[:i])
+	return 1 + strings.Count(s, "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n") +
+		strings.Count(s, "\u0085") + strings.Count(s, "\u2028") + strings.Count(s, "\u2029")
 }
 
 // firstBadByte is the offset of the first byte that is not YAML text

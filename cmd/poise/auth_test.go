@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/poise-dev/poise/session"
@@ -556,4 +557,74 @@ func TestSecurityHeaders(t *testing.T) {
 	if !strings.Contains(resp.Header.Get("Content-Type"), "javascript") {
 		t.Errorf("HEAD /static/conn.js: Content-Type %q", resp.Header.Get("Content-Type"))
 	}
+}
+
+// TestBrowserAuth drives the pages in Chromium against a poise with
+// auth.secret and ops.token: a copilot page with an expired token shows the
+// refusal in its status line, with no popup and no reconnect; the ops page
+// signs in with the token through its sign-in page.
+func TestBrowserAuth(t *testing.T) {
+	env := newBrowserEnv(t, "")
+	cfg := "auth:\n  secret: " + testAuthSecret + "\nops:\n  token: " + testOpsToken + "\n"
+	s := env.startPoise(t, "", "-config", writeFile(t, "auth.yaml", cfg))
+	t.Run("refused token", func(t *testing.T) { testRefusedToken(t, env, s) })
+	t.Run("ops sign-in", func(t *testing.T) { testOpsSignIn(t, env, s) })
+}
+
+// watchSocketsJS counts the page's WebSockets and their close events, and
+// any alert, confirm or prompt (there must be none).
+const watchSocketsJS = `(() => {
+  window.__ws = { opened: 0, closed: 0, dialogs: 0 };
+  const Real = window.WebSocket;
+  window.WebSocket = class extends Real {
+    constructor(...args) {
+      super(...args);
+      window.__ws.opened++;
+      this.addEventListener('close', () => window.__ws.closed++);
+    }
+  };
+  for (const f of ['alert', 'confirm', 'prompt']) window[f] = () => { window.__ws.dialogs++; };
+  return true;
+})()`
+
+func testRefusedToken(t *testing.T, env *browserEnv, s *poiseServer) {
+	tb := env.newTab(t)
+	expired := issue(t, "cand-browser", 2*time.Hour, time.Now().Add(-3*time.Hour))
+	tb.do(chromedp.Navigate(s.url("/?" + query("token", expired, "reconnect_max_ms", "200").Encode())))
+	tb.waitFor("the profile form", `document.body.dataset.view === 'profile' && document.body.dataset.scripts === 'loaded'`)
+	js[bool](tb, watchSocketsJS)
+	tb.do(
+		chromedp.Click(chromedp.CSS(`input[name=lang][value=en]`)),
+		chromedp.Click(chromedp.ID("btn-start")),
+	)
+	// conn.js schedules a retry from inside the close handler, which would
+	// turn the state to 'waiting' before the close is counted here: once the
+	// socket is closed and the state is still 'refused', nothing will retry.
+	tb.waitFor("the refusal and the close", `window.__ws.closed === 1 && document.body.dataset.conn === 'refused'`)
+	got := js[struct {
+		Opened, Dialogs int
+		Notice, Status  string
+	}](tb, `({opened: window.__ws.opened, dialogs: window.__ws.dialogs,
+  notice: document.body.dataset.notice, status: document.getElementById('status').textContent})`)
+	if got.Opened != 1 || got.Dialogs != 0 || got.Notice != "unauthorized" || got.Status == "" {
+		t.Fatalf("page after the refusal: %+v; want one socket, no dialog, the unauthorized notice in the status line", got)
+	}
+	tb.shot("refused-token")
+	tb.requireClean()
+}
+
+func testOpsSignIn(t *testing.T, env *browserEnv, s *poiseServer) {
+	tb := env.newTab(t)
+	tb.do(chromedp.Navigate(s.url("/ops")))
+	tb.waitFor("the sign-in page", `document.body.dataset.view === 'ops-login' && document.activeElement?.id === 'token'`)
+	tb.do(chromedp.SendKeys(chromedp.ID("token"), "not-the-token"), chromedp.Click(chromedp.ID("submit")))
+	tb.waitFor("the wrong token refused", `document.body.dataset.login === 'refused' && document.getElementById('status').textContent !== ''`)
+	tb.shot("ops-sign-in-refused")
+	tb.do(chromedp.SetValue(chromedp.ID("token"), testOpsToken), chromedp.Click(chromedp.ID("submit")))
+	tb.do(chromedp.WaitVisible(chromedp.ID("tiles"))) // the reload into the ops page
+	tb.waitFor("the ops page to poll", `document.body.dataset.view === 'ops' && Number(document.body.dataset.polls || 0) >= 2 && document.body.dataset.api === 'ok'`)
+	if c := js[string](tb, `document.cookie`); c != "" {
+		t.Fatalf("document.cookie = %q: the sign-in cookie must be HttpOnly", c)
+	}
+	tb.requireClean("401") // the refused sign-in's response
 }

@@ -24,6 +24,19 @@ type Budget interface {
 // Budget had no room for it.
 var ErrOverBudget = errors.New("tiers: over the token budget")
 
+// AttemptTokens is what one model attempt of req at level l (L1 or L2)
+// reserves from a Budget: its estimated prompt and its completion limit.
+// A daily budget per vendor of n × AttemptTokens allows about n answers
+// of that vendor (more, since each settles at what it used).
+func AttemptTokens(req Request, l Level) int {
+	short := l == L2
+	limit := maxTokensFull
+	if short {
+		limit = maxTokensShort
+	}
+	return promptTokens(BuildPrompt(req, short), "") + limit
+}
+
 // spend settles an attempt's reservation once its call has ended; nil
 // means the call was never sent (cancelled during its Retry-After wait).
 type spend func(res *result)

@@ -69,16 +69,6 @@ func (b *allowance) snapshot() (spent, reserved, refused map[string]int, open in
 	return cp(b.spent), cp(b.reserved), cp(b.refused), b.open
 }
 
-// estimate is what one L1 attempt of req reserves: its prompt and the
-// most it may generate.
-func estimate(req Request, short bool) int {
-	max := maxTokensFull
-	if short {
-		max = maxTokensShort
-	}
-	return promptTokens(BuildPrompt(req, short), "") + max
-}
-
 const budgetQuestion = "Tell me about a time you fixed a production outage."
 
 // TestBudgetSkipsBackendsOverBudget: a backend whose budget fits one
@@ -86,7 +76,7 @@ const budgetQuestion = "Tell me about a time you fixed a production outage."
 // health failure) and falls to the next source, then the next level.
 func TestBudgetSkipsBackendsOverBudget(t *testing.T) {
 	req := Request{Question: budgetQuestion}
-	full, short := estimate(req, false), estimate(req, true)
+	full, short := AttemptTokens(req, L1), AttemptTokens(req, L2)
 	plenty := 100 * full
 	cases := []struct {
 		name       string

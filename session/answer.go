@@ -13,10 +13,12 @@ type question struct {
 	id      string
 	text    string
 	cancel  context.CancelFunc
-	sla     *time.Timer // nil once content or the coach was shown
-	started bool        // answer_start was sent
-	coached bool        // the coach card was sent
-	ended   bool        // answer_end was sent, or no answer will come
+	sla     *time.Timer  // nil once content or the coach was shown
+	level   tiers.Level  // the level it is answered at (the session's, or lower over a limit)
+	budget  *tokenBudget // nil without daily_tokens_per_vendor
+	started bool         // answer_start was sent
+	coached bool         // the coach card was sent
+	ended   bool         // answer_end was sent, or no answer will come
 }
 
 // Answer goroutine results, tagged with the question id so that run drops
@@ -32,14 +34,14 @@ type (
 	}
 )
 
-// ask starts answering a question: at L4 (or with no Answerer) the coach
-// answers at once; otherwise an answer goroutine streams from the best
-// source while the SLA timer guards the first useful content.
-func (s *Session) ask(ctx context.Context, id, text string) {
+// ask starts answering a question at level (the session's level, or
+// lower over a limit): at L4 (or with no Answerer) the coach answers at
+// once; otherwise an answer goroutine streams from the best source while
+// the SLA timer guards the first useful content.
+func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	s.supersede()
-	q := &question{id: id, text: text}
+	q := &question{id: id, text: text, level: level}
 	s.q = q
-	level := s.m.level()
 	if level == tiers.L4 || s.cfg.Answerer == nil {
 		s.sendCoach(q)
 		q.ended = true
@@ -48,9 +50,13 @@ func (s *Session) ask(ctx context.Context, id, text string) {
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level,
-		Retry: s.retryLevels}
-	s.retryLevels = false
+	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
+	if q.budget = s.budget(); q.budget != nil {
+		req.Budget = q.budget
+	}
+	if level == s.m.level() { // a limited question leaves Reset AI's retry for the next one
+		req.Retry, s.retryLevels = s.retryLevels, false
+	}
 	s.workers.Go(func() {
 		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{id: id, ev: ev})
@@ -99,6 +105,7 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 	case tiers.EventStart:
 		q.started = true
 		q.stopSLA()
+		s.overBudget(q, a.ev.Level)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
 			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note})
 	case tiers.EventDelta:
@@ -124,6 +131,9 @@ func (s *Session) onAnswerDone(a answerDone) {
 	}
 	q.cancel()
 	q.stopSLA()
+	if !q.started {
+		s.overBudget(q, 0) // the coach answers: say so if the budget is why
+	}
 	switch {
 	case !q.started && !q.coached:
 		s.sendCoach(q)

@@ -136,19 +136,6 @@ func (blockingAnswerer) Answer(ctx context.Context, req tiers.Request, emit func
 	return tiers.Outcome{Answered: true}
 }
 
-func TestQuestionRateLimit(t *testing.T) {
-	ts := newTestServer(t, Config{Limits: Limits{QuestionsPerMinute: 2}})
-	c, _ := ts.start(t, "en")
-	for i := 0; i < 2; i++ {
-		c.send(map[string]any{"type": "question", "text": "Why?"})
-		c.readType("coach")
-	}
-	c.send(map[string]any{"type": "question", "text": "Why?"})
-	if m := c.readType("error"); m.str("code") != codeRateLimited {
-		t.Fatalf("error = %v", m)
-	}
-}
-
 func TestCoachAfterLeavesDeliveryTime(t *testing.T) {
 	for sla, want := range map[time.Duration]time.Duration{
 		1500 * time.Millisecond: 1400 * time.Millisecond,

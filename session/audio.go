@@ -62,12 +62,21 @@ func (s *Session) onAudio(data []byte) {
 		s.sendError(refuse(codeAudio, "audio frame of %d bytes is over %d", len(data), maxAudioFrame))
 	case len(data)%2 != 0:
 		s.sendError(refuse(codeAudio, "audio frame has an odd byte count (%d); pcm_s16le needs 2 bytes a sample", len(data)))
-	case !s.hub.limiter.audio(s.subject, len(data)):
-		if !s.audioLimited {
-			s.audioLimited = true
-			s.sendError(refuse(codeRateLimited, "over %d seconds of audio this hour; captions pause", s.cfg.Limits.AudioSecondsPerHour))
-		}
-	case s.pipeline != nil:
+	default:
+		s.feedAudio(data)
+	}
+}
+
+// feedAudio counts a valid frame against audio_seconds_per_hour and feeds
+// it to the pipeline. Over the limit the frame is dropped: captions pause
+// until the hour ends, and the client hears why once (a limit message,
+// never an error). Typed questions still work.
+func (s *Session) feedAudio(data []byte) {
+	if v := s.hub.limiter.takeAudio(s.subject, len(data)); !v.ok {
+		s.limitHit(limitAudio, v.until)
+		return
+	}
+	if s.pipeline != nil {
 		s.pipeline.Feed(data)
 	}
 }
@@ -89,12 +98,9 @@ func (s *Session) onCaption(ctx context.Context, e captionEvent) {
 	}
 	s.remember(text)
 	if s.autoAnswer && coach.IsQuestion(text) {
-		if !s.hub.allowQuestion(s.subject) {
-			s.log.Info().Msg("spoken question over the rate limit; not answered")
-			return
-		}
+		level := s.questionLevel()
 		s.questions++
-		s.ask(ctx, "q"+itoa(s.questions), text)
+		s.ask(ctx, "q"+itoa(s.questions), text, level)
 	}
 }
 

@@ -58,6 +58,10 @@ type Config struct {
 	Replay int
 	// Limits are per token subject (per session when anonymous).
 	Limits Limits
+	// Counters keep the counts of Limits. Default a new MemoryCounters
+	// (this process only); a FallbackCounters over RedisCounters shares
+	// them between nodes.
+	Counters Counters
 	// Secret is the HMAC key of session tokens; empty means anonymous
 	// sessions, accepted from loopback clients only.
 	Secret string
@@ -87,12 +91,18 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Limits bound what one subject may use; zero means no limit.
+// Limits bound what one subject may use; zero means no limit. Counts run
+// in fixed windows: a calendar minute, a clock hour, a UTC day. Over a
+// limit the candidate still gets content (templates or the coach; captions
+// pause for audio) and a `limit` message, never an error; only a hello
+// over sessions_per_subject is refused.
 type Limits struct {
-	QuestionsPerMinute   int `yaml:"questions_per_minute"`    // default 20
-	SessionsPerSubject   int `yaml:"sessions_per_subject"`    // default 2
-	AudioSecondsPerHour  int `yaml:"audio_seconds_per_hour"`  // default 7200
-	DailyTokensPerVendor int `yaml:"daily_tokens_per_vendor"` // default 0 (none)
+	QuestionsPerMinute   int `yaml:"questions_per_minute"`    // default 20; over it: answered from L3/L4
+	SessionsPerSubject   int `yaml:"sessions_per_subject"`    // default 2; over it: hello refused (too_many_sessions)
+	AudioSecondsPerHour  int `yaml:"audio_seconds_per_hour"`  // default 7200; over it: audio dropped, captions pause
+	DailyTokensPerVendor int `yaml:"daily_tokens_per_vendor"` // default 0 (none); per L1/L2 backend: over it, that backend is skipped
+
+	deps limitDeps // set by Config.withDefaults
 }
 
 // DefaultLimits are CONTRACT.md's defaults.
@@ -124,5 +134,9 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Counters == nil {
+		c.Counters = NewMemoryCounters()
+	}
+	c.Limits.deps = limitDeps{counters: c.Counters, metrics: c.Metrics, log: c.Log}
 	return c
 }

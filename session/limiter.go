@@ -1,36 +1,88 @@
 package session
 
 import (
-	"sync"
+	"context"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
-// limiter enforces Limits per subject. Safe for concurrent use.
+// Windows of the limits, and the audio counting step.
+const (
+	questionWindow      = time.Minute
+	audioWindow         = time.Hour
+	tokenWindow         = 24 * time.Hour      // aligned to the epoch: a UTC day
+	audioBytesPerSecond = audioSampleRate * 2 // pcm_s16le mono
+	limiterTimeout      = time.Second         // backstop on one call to Counters (RedisCounters bounds its own calls far shorter)
+)
+
+// limitDeps are what the limiter needs beyond the Limits' values; set by
+// Config.withDefaults, because the Hub builds the limiter from the Limits.
+type limitDeps struct {
+	counters Counters
+	metrics  *Metrics
+	log      zerolog.Logger
+}
+
+// verdict is a limit decision: ok, or refused until the window ends.
+type verdict struct {
+	ok    bool
+	until time.Time // when a refusal lifts
+}
+
+var allowed = verdict{ok: true}
+
+// limiter enforces Limits per subject over Counters (per process or shared
+// between nodes). Counts live in fixed windows aligned to the epoch: a
+// calendar minute, a clock hour, a UTC day. Safe for concurrent use.
 type limiter struct {
-	limits Limits
-	now    func() time.Time
-
-	mu    sync.Mutex
-	asked map[string][]time.Time // subject → question times within the last minute
-	heard map[string]*audioUse   // subject → audio this hour
+	limits   Limits
+	now      func() time.Time
+	counters Counters
+	metrics  *Metrics
+	log      zerolog.Logger
+	audio    *audioCredit
+	blocked  *blockList
 }
-
-// audioUse counts audio bytes in a fixed one-hour window.
-type audioUse struct {
-	since time.Time
-	bytes int64
-}
-
-const audioBytesPerSecond = audioSampleRate * 2 // pcm_s16le mono
 
 func newLimiter(l Limits, now func() time.Time) *limiter {
-	return &limiter{limits: l, now: now, asked: make(map[string][]time.Time), heard: make(map[string]*audioUse)}
+	d := l.deps
+	if d.counters == nil {
+		d.counters = NewMemoryCounters()
+	}
+	return &limiter{limits: l, now: now, counters: d.counters, metrics: d.metrics, log: d.log,
+		audio: newAudioCredit(), blocked: newBlockList()}
 }
 
-// openSession reports whether subject may open one more session, given the
-// live ones. The caller holds the hub's lock over sessions.
+// Keys of the counts, under poise:limit: in Redis.
+func questionsKey(subject string) string       { return "questions:" + subject }
+func audioKey(subject string) string           { return "audio:" + subject }
+func tokensKey(subject, backend string) string { return "tokens:" + subject + ":" + backend }
+func sessionsKey(subject string) string        { return "sessions:" + subject }
+
+func (l *limiter) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), limiterTimeout)
+}
+
+// add asks Counters for n more of key within limit in windows of w. A
+// failing Counters never refuses: a limit is not worth an error.
+func (l *limiter) add(key string, n, limit int64, w time.Duration, now time.Time) bool {
+	ctx, cancel := l.ctx()
+	defer cancel()
+	_, ok, err := l.counters.Add(ctx, key, n, limit, w, now)
+	if err != nil {
+		l.log.Debug().Err(err).Str("key", key).Msg("session: limit count failed; allowed")
+		return true
+	}
+	return ok
+}
+
+// openSession reports whether subject may open one more session, given
+// the live ones on this node and, when Counters are shared, the sessions
+// every node holds. The caller holds the hub's lock over sessions.
 func (l *limiter) openSession(subject string, live map[string]*Session) bool {
-	if l.limits.SessionsPerSubject <= 0 {
+	limit := l.limits.SessionsPerSubject
+	if limit <= 0 {
 		return true
 	}
 	n := 0
@@ -39,58 +91,119 @@ func (l *limiter) openSession(subject string, live map[string]*Session) bool {
 			n++
 		}
 	}
-	return n < l.limits.SessionsPerSubject
+	if n < limit {
+		ctx, cancel := l.ctx()
+		held, err := l.counters.Held(ctx, sessionsKey(subject))
+		cancel()
+		if err == nil {
+			n = max(n, held)
+		}
+	}
+	if n >= limit {
+		l.metrics.limitHit(limitSessions)
+		return false
+	}
+	return true
+}
+
+// holdSession counts a live session of subject while it lives; the
+// session releases it when it ends. They run on the hub's recorder, never
+// on a session.
+func (l *limiter) holdSession(ctx context.Context, subject, id string) error {
+	if l.limits.SessionsPerSubject <= 0 {
+		return nil
+	}
+	return l.counters.Hold(ctx, sessionsKey(subject), id)
+}
+
+func (l *limiter) releaseSession(ctx context.Context, subject, id string) error {
+	if l.limits.SessionsPerSubject <= 0 {
+		return nil
+	}
+	return l.counters.Release(ctx, sessionsKey(subject), id)
 }
 
 // question reports whether subject may ask one more question now, and
 // counts it if so.
-func (l *limiter) question(subject string) bool {
-	if l.limits.QuestionsPerMinute <= 0 {
-		return true
+func (l *limiter) question(subject string) bool { return l.takeQuestion(subject).ok }
+
+// takeQuestion counts one question of subject against
+// questions_per_minute, or refuses it until the minute ends.
+func (l *limiter) takeQuestion(subject string) verdict {
+	limit := int64(l.limits.QuestionsPerMinute)
+	if limit <= 0 {
+		return allowed
+	}
+	return l.take(subject, questionsKey(subject), 1, limit, questionWindow)
+}
+
+// take adds n to a count that nothing but time lowers. After a refusal
+// the rest of the window is refused here, without asking Counters again.
+func (l *limiter) take(subject, key string, n, limit int64, w time.Duration) verdict {
+	now := l.now()
+	if until, ok := l.blocked.blockedUntil(subject, key, now); ok {
+		return verdict{until: until}
+	}
+	if l.add(key, n, limit, w, now) {
+		return allowed
+	}
+	until := windowEnd(now, w)
+	l.blocked.block(subject, key, until)
+	return verdict{until: until}
+}
+
+// takeAudio counts n bytes of audio of subject against
+// audio_seconds_per_hour. Counters are asked in whole seconds of audio and
+// the rest is kept as credit on this node, so that 20 ms frames do not
+// each cost a call to Redis.
+func (l *limiter) takeAudio(subject string, n int) verdict {
+	limit := int64(l.limits.AudioSecondsPerHour)
+	if limit <= 0 {
+		return allowed
+	}
+	lack, ok := l.audio.use(subject, n)
+	if ok {
+		return allowed
+	}
+	secs := (lack + audioBytesPerSecond - 1) / audioBytesPerSecond
+	v := l.take(subject, audioKey(subject), secs, limit, audioWindow)
+	if v.ok {
+		l.audio.grant(subject, secs*audioBytesPerSecond, n)
+	}
+	return v
+}
+
+// reserveTokens reserves tokens on backend for subject against
+// daily_tokens_per_vendor; settle corrects the count to what the attempt
+// used, in the day of the reservation.
+func (l *limiter) reserveTokens(ctx context.Context, subject, backend string, tokens int) (settle func(actual int), v verdict) {
+	limit := int64(l.limits.DailyTokensPerVendor)
+	if limit <= 0 {
+		return func(int) {}, allowed
 	}
 	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	times := l.asked[subject]
-	keep := times[:0]
-	for _, t := range times {
-		if now.Sub(t) < time.Minute {
-			keep = append(keep, t)
+	key := tokensKey(subject, backend)
+	ctx, cancel := context.WithTimeout(ctx, limiterTimeout)
+	_, ok, err := l.counters.Add(ctx, key, int64(tokens), limit, tokenWindow, now)
+	cancel()
+	switch {
+	case err != nil:
+		l.log.Debug().Err(err).Str("key", key).Msg("session: token budget count failed; allowed")
+		return func(int) {}, allowed
+	case !ok:
+		return nil, verdict{until: windowEnd(now, tokenWindow)}
+	}
+	return func(actual int) {
+		if d := int64(actual - tokens); d != 0 {
+			l.add(key, d, 0, tokenWindow, now)
 		}
-	}
-	if len(keep) >= l.limits.QuestionsPerMinute {
-		l.asked[subject] = keep
-		return false
-	}
-	l.asked[subject] = append(keep, now)
-	return true
+	}, allowed
 }
 
-// forget drops a subject's question history (when its last session ends).
+// forget drops what this node keeps about a subject when its last session
+// here ends. The counts stay: they lift with their windows, not with
+// sessions, so closing a session does not reset a limit.
 func (l *limiter) forget(subject string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.asked, subject)
-	delete(l.heard, subject)
-}
-
-// audio reports whether subject may send n more bytes of audio this hour,
-// and counts them if so.
-func (l *limiter) audio(subject string, n int) bool {
-	if l.limits.AudioSecondsPerHour <= 0 {
-		return true
-	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	u := l.heard[subject]
-	if u == nil || now.Sub(u.since) >= time.Hour {
-		u = &audioUse{since: now}
-		l.heard[subject] = u
-	}
-	if u.bytes+int64(n) > int64(l.limits.AudioSecondsPerHour)*audioBytesPerSecond {
-		return false
-	}
-	u.bytes += int64(n)
-	return true
+	l.audio.forget(subject)
+	l.blocked.forget(subject)
 }

@@ -15,12 +15,13 @@ type Metrics struct {
 	storeFails  prometheus.Counter
 	slowClients prometheus.Counter
 	sessions    prometheus.Gauge
+	limitHits   *prometheus.CounterVec
 }
 
 // NewMetrics registers the session metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	f := promauto.With(reg)
-	return &Metrics{
+	m := &Metrics{
 		levelUsers: f.NewGaugeVec(prometheus.GaugeOpts{Name: "poise_fallback_level_active_users",
 			Help: "Live sessions at each answer level."}, []string{"level"}),
 		transitions: f.NewCounterVec(prometheus.CounterOpts{Name: "poise_fallback_transition_total",
@@ -35,6 +36,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Connections closed because their outbound queue stayed full."}),
 		sessions: f.NewGauge(prometheus.GaugeOpts{Name: "poise_sessions_active",
 			Help: "Live sessions on this node, connected or waiting for resume."}),
+		limitHits: f.NewCounterVec(prometheus.CounterOpts{Name: "poise_limit_hits_total",
+			Help: "Times a per-subject limit changed what a candidate got: a question answered without models " +
+				"(questions_per_minute) or from a lower level (daily_tokens_per_vendor), a refused hello " +
+				"(sessions_per_subject), captions paused (audio_seconds_per_hour, once per session and hour)."},
+			[]string{"limit"}),
+	}
+	for _, l := range []string{limitQuestions, limitAudio, limitTokens, limitSessions} {
+		m.limitHits.WithLabelValues(l) // every limit shows, at 0 until hit
+	}
+	return m
+}
+
+func (m *Metrics) limitHit(limit string) {
+	if m != nil {
+		m.limitHits.WithLabelValues(limit).Inc()
 	}
 }
 

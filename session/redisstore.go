@@ -119,7 +119,7 @@ func (s *RedisStore) putArgs(r SessionRecord) []any {
 	}
 	return []any{s.owner, s.cfg.TTL.Milliseconds(),
 		"level", r.Level, "node", r.Node, "lang", r.Lang, "seniority", r.Seniority,
-		"connected", connected, "updated_at", r.UpdatedAt.UnixMilli()}
+		"connected", connected, "limit", r.Limit, "updated_at", r.UpdatedAt.UnixMilli()}
 }
 
 // PutSession implements Store. A session owned by another process is left
@@ -216,7 +216,7 @@ func (s *RedisStore) Sessions(ctx context.Context) ([]SessionRecord, error) {
 func parseSession(id string, h map[string]string) SessionRecord {
 	ms, _ := strconv.ParseInt(h["updated_at"], 10, 64)
 	return SessionRecord{ID: id, Node: h["node"], Level: h["level"], Lang: h["lang"], Seniority: h["seniority"],
-		Connected: h["connected"] == fieldTrue || h["connected"] == "true", UpdatedAt: time.UnixMilli(ms)}
+		Connected: h["connected"] == fieldTrue || h["connected"] == "true", Limit: h["limit"], UpdatedAt: time.UnixMilli(ms)}
 }
 
 // Transitions implements Store with XREVRANGE, oldest first.

@@ -33,7 +33,7 @@ type Session struct {
 	conn          *conn
 	heartbeatLost bool
 	audioOn       bool
-	audioLimited  bool // the audio limit error was sent
+	limits        episodes // the limits biting now (limit.go)
 	pipeline      *asr.Pipeline
 	transcript    []line
 	q             *question
@@ -104,6 +104,7 @@ func (s *Session) run(ctx context.Context) {
 			s.cfg.Metrics.userVisibleError()
 		}
 		unsubscribe()
+		s.limits.stop()
 		cancel()
 		s.stopAudio()
 		s.workers.Wait()
@@ -133,6 +134,8 @@ func (s *Session) run(ctx context.Context) {
 			s.onHeartbeatLost(ctx)
 		case <-sla:
 			s.onSLA()
+		case <-s.limits.lifted():
+			s.onLimitTimer()
 		case <-resume.C:
 			if s.conn == nil {
 				s.log.Info().Msg("resume window over; session ends")
@@ -331,7 +334,7 @@ func (s *Session) sendError(e *protocolError) {
 // record queues the session's ops record.
 func (s *Session) record() {
 	r := SessionRecord{ID: s.id, Node: s.cfg.Node, Level: s.m.level().String(), Lang: s.profile.Lang,
-		Seniority: s.profile.Seniority, Connected: s.conn != nil, UpdatedAt: s.cfg.Now()}
+		Seniority: s.profile.Seniority, Connected: s.conn != nil, Limit: s.limits.active, UpdatedAt: s.cfg.Now()}
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.PutSession(ctx, r) })
 	s.saveResume()
 }
@@ -340,6 +343,8 @@ func (s *Session) started() {
 	s.cfg.Metrics.sessionStarted()
 	s.cfg.Metrics.levelEnter(s.m.level().String())
 	s.record()
+	subject, id := s.subject, s.id
+	s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.holdSession(ctx, subject, id) })
 }
 
 // end releases the session: its connection is closed and the ops view
@@ -351,8 +356,9 @@ func (s *Session) end() {
 	}
 	s.cfg.Metrics.levelLeave(s.m.level().String())
 	s.cfg.Metrics.sessionEnded()
-	id := s.id
+	id, subject := s.id, s.subject
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.DeleteSession(ctx, id) })
+	s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.releaseSession(ctx, subject, id) })
 	s.forgetRemote()
 	s.hub.forget(s)
 	close(s.done)

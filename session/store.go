@@ -16,6 +16,7 @@ type SessionRecord struct {
 	Lang      string    `json:"lang"`
 	Seniority string    `json:"seniority"`
 	Connected bool      `json:"connected"`
+	Limit     string    `json:"limit"` // the limit biting now (questions_per_minute …); empty when none
 	UpdatedAt time.Time `json:"updated_at"`
 }
 

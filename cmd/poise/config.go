@@ -58,8 +58,8 @@ func defaultConfig(getenv func(string) string) config {
 
 var envRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// loadConfig reads path over the defaults. ${VAR} is replaced by the
-// environment variable VAR. An unknown key or a bad value is an error that
+// loadConfig reads path over the defaults. ${VAR} in a value is replaced
+// by the environment variable VAR, taken as it is (markEnv). An unknown key or a bad value is an error that
 // names the key and its line.
 func loadConfig(path string, getenv func(string) string) (config, error) {
 	c := defaultConfig(getenv)
@@ -79,18 +79,19 @@ func loadConfig(path string, getenv func(string) string) (config, error) {
 
 func parseConfig(raw []byte, getenv func(string) string) (config, error) {
 	c := defaultConfig(getenv)
-	expanded := envRE.ReplaceAllFunc(raw, func(m []byte) []byte {
-		return []byte(getenv(string(m[2 : len(m)-1])))
-	})
-	var root yaml.Node
-	if err := yaml.Unmarshal(expanded, &root); err != nil {
-		return c, locateSyntaxError(err, expanded)
-	}
-	lines := keyLines{}
-	if err := checkKeys(&root, reflect.TypeFor[config](), "", lines); err != nil {
+	doc, env, err := markEnv(raw, getenv)
+	if err != nil {
 		return c, err
 	}
-	if len(bytes.TrimSpace(expanded)) > 0 {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return c, locateSyntaxError(err, doc)
+	}
+	lines := keyLines{}
+	if err := checkKeys(&root, reflect.TypeFor[config](), "", lines, env.expand(&root)); err != nil {
+		return c, err
+	}
+	if len(bytes.TrimSpace(doc)) > 0 {
 		if err := root.Decode(&c); err != nil {
 			return c, describeDecodeError(err, lines)
 		}

@@ -201,3 +201,80 @@ func nonFinite(v reflect.Value, at string) (string, bool) {
 	}
 	return "", false
 }
+
+// envDoc references FUZZ_VALUE from string fields in every YAML context:
+// plain, double and single quoted, a flow mapping and a folded block; and
+// from a number field.
+const envDoc = `auth:
+  secret: ${FUZZ_VALUE}
+ops:
+  token: "${FUZZ_VALUE}"
+node: '${FUZZ_VALUE}'
+gateway:
+  chains:
+    "*":
+      - {name: a, base_url: http://a.invalid/v1, api_key: ${FUZZ_VALUE}, model: m}
+l1:
+  vendors:
+    - name: v
+      base_url: http://v.invalid/v1
+      model: m
+      api_key: >-
+        ${FUZZ_VALUE}
+`
+
+// FuzzConfigEnv: the value of an environment variable is taken as it is,
+// in any YAML context — never read as YAML (a comment, a quote, an alias, a
+// second key) — and a number field takes a number from one, or the error
+// names the line.
+func FuzzConfigEnv(f *testing.F) {
+	for _, seed := range []string{"s3cret", "", "abc #not a comment", "*alias", "&anchor x", "'", `"`, `\n`,
+		"null", "~", "true", "x\ny: 1", "key: value", "{a: b}", "[1]", "- item", "| block", "% directive",
+		"@reserved", "`tick", " padded ", "${NESTED}", "\t", "密钥", "\uE000\uE0010\uE001"} {
+		f.Add(seed, "900")
+	}
+	f.Add("k", "0x10")
+	f.Add("k", "fast")
+	f.Fuzz(func(t *testing.T, value, sla string) {
+		if strings.ContainsRune(value, 0) || strings.ContainsRune(sla, 0) {
+			return // no environment variable holds a NUL
+		}
+		env := func(k string) string {
+			switch k {
+			case "FUZZ_VALUE":
+				return value
+			case "FUZZ_SLA":
+				return sla
+			}
+			return ""
+		}
+		c, err := parseConfig([]byte(envDoc), env)
+		if err != nil {
+			t.Fatalf("env value %q: %v", value, err)
+		}
+		for key, got := range map[string]string{"auth.secret": c.Auth.Secret, "ops.token": c.Ops.Token, "node": c.Node,
+			"gateway api_key": c.Gateway.Chains["*"][0].APIKey, "l1 api_key": c.Engine.L1.Vendors[0].APIKey} {
+			if got != value {
+				t.Fatalf("%s = %q, want the env value %q", key, got, value)
+			}
+		}
+		doc := []byte("health:\n  interval_ms: 1000\nsla_ms: ${FUZZ_SLA}\n")
+		c, err = parseConfig(doc, env)
+		if err != nil {
+			checkConfigError(t, doc, err)
+			if !strings.Contains(err.Error(), "line 3") {
+				t.Fatalf("sla_ms error names another line: %v", err)
+			}
+			return
+		}
+		var want int
+		if err := yaml.Unmarshal([]byte("n: "+sla), &struct {
+			N *int `yaml:"n"`
+		}{&want}); err != nil {
+			t.Fatalf("sla_ms %q accepted, but YAML reads no number from it", sla)
+		}
+		if c.Engine.SLAms != want {
+			t.Fatalf("sla_ms %q read as %d, want %d", sla, c.Engine.SLAms, want)
+		}
+	})
+}

@@ -19,8 +19,10 @@ type keyLines map[string]int
 
 // checkKeys walks a YAML node against the struct type it will decode into
 // and returns an error naming the first unknown key and its line. It also
-// records the line of every key it visits.
-func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines) error {
+// records the line of every key it visits, and lets the plain scalars of
+// env (those that held a ${VAR}) be read as what the field takes: a string
+// field gets the value as it is, a number or a bool its YAML reading.
+func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines, env map[*yaml.Node]bool) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -28,7 +30,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines) error 
 		if len(n.Content) == 0 {
 			return nil
 		}
-		return checkKeys(n.Content[0], t, path, lines)
+		return checkKeys(n.Content[0], t, path, lines, env)
+	}
+	if n.Kind == yaml.ScalarNode && env[n] && n.Style&^yaml.FlowStyle == 0 && t.Kind() != reflect.String {
+		n.Tag = "" // resolved again from the value
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -44,7 +49,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines) error 
 			if !ok {
 				return fmt.Errorf("line %d: unknown key %q", k.Line, p)
 			}
-			if err := checkKeys(v, ft, p, lines); err != nil {
+			if err := checkKeys(v, ft, p, lines, env); err != nil {
 				return err
 			}
 		}
@@ -55,7 +60,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines) error 
 		for i, v := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			lines[p] = v.Line
-			if err := checkKeys(v, t.Elem(), p, lines); err != nil {
+			if err := checkKeys(v, t.Elem(), p, lines, env); err != nil {
 				return err
 			}
 		}
@@ -66,7 +71,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, lines keyLines) error 
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			p := join(path, n.Content[i].Value)
 			lines[p] = n.Content[i].Line
-			if err := checkKeys(n.Content[i+1], t.Elem(), p, lines); err != nil {
+			if err := checkKeys(n.Content[i+1], t.Elem(), p, lines, env); err != nil {
 				return err
 			}
 		}
@@ -268,4 +273,93 @@ func finiteNumbers(v reflect.Value, path string) error {
 		}
 	}
 	return nil
+}
+
+// Private use characters stand in for ${VAR} while a document is parsed.
+const (
+	firstPrivateUse = 0xE000
+	lastPrivateUse  = 0xF8FF
+)
+
+// envMarks holds the values of a document's ${VAR} references while it is
+// parsed. markEnv replaces each reference by a mark, open + its index +
+// close, that YAML reads as part of a word in any context (block, flow,
+// quoted); expand puts the values into the parsed scalars. So a value is
+// taken as it is, never read as YAML: a secret with " #", a quote, a
+// newline or a leading "*" stays that secret, rather than being cut at a
+// comment, breaking the document or naming an alias.
+type envMarks struct {
+	open, close rune
+	values      []string
+}
+
+// markEnv returns raw with its references marked, and their values.
+func markEnv(raw []byte, getenv func(string) string) ([]byte, *envMarks, error) {
+	m := &envMarks{}
+	if !envRE.Match(raw) {
+		return raw, m, nil
+	}
+	used := map[rune]bool{}
+	for _, r := range string(raw) {
+		used[r] = true
+	}
+	for r := rune(firstPrivateUse); r < lastPrivateUse && m.open == 0; r += 2 {
+		if !used[r] && !used[r+1] {
+			m.open, m.close = r, r+1
+		}
+	}
+	if m.open == 0 {
+		return nil, nil, fmt.Errorf("line 1: ${VAR} needs a character of U+%04X..U+%04X that the document does not use", firstPrivateUse, lastPrivateUse)
+	}
+	doc := envRE.ReplaceAllFunc(raw, func(ref []byte) []byte {
+		m.values = append(m.values, getenv(string(ref[2:len(ref)-1])))
+		return []byte(string(m.open) + strconv.Itoa(len(m.values)-1) + string(m.close))
+	})
+	return doc, m, nil
+}
+
+// expand puts the values into the scalars of root that hold marks and
+// returns those scalars.
+func (m *envMarks) expand(root *yaml.Node) map[*yaml.Node]bool {
+	out := map[*yaml.Node]bool{}
+	if len(m.values) == 0 {
+		return out
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && strings.ContainsRune(n.Value, m.open) {
+			n.Value = m.replace(n.Value)
+			out[n] = true
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// replace puts the values in place of the marks of s. A mark that YAML
+// made from an escape ("\uE000") and that names no value stays.
+func (m *envMarks) replace(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexRune(s, m.open)
+		if i < 0 {
+			break
+		}
+		rest := s[i+utf8.RuneLen(m.open):]
+		j := strings.IndexRune(rest, m.close)
+		n, err := strconv.Atoi(rest[:max(j, 0)])
+		if j < 0 || err != nil || n < 0 || n >= len(m.values) || strings.ContainsAny(rest[:j], "+-") {
+			b.WriteString(s[:i+utf8.RuneLen(m.open)])
+			s = rest
+			continue
+		}
+		b.WriteString(s[:i])
+		b.WriteString(m.values[n])
+		s = rest[j+utf8.RuneLen(m.close):]
+	}
+	b.WriteString(s)
+	return b.String()
 }

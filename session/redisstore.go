@@ -96,6 +96,10 @@ func NewRedisStore(rdb redis.UniversalClient, cfg RedisStoreConfig) *RedisStore 
 		live: map[string]SessionRecord{}, deletes: map[string]bool{}}
 }
 
+// Client is the store's Redis client, for the other shared state of the
+// sessions (the limits' RedisCounters).
+func (s *RedisStore) Client() redis.UniversalClient { return s.rdb }
+
 // putSession writes a session hash unless another process owns it.
 // KEYS[1] the hash; ARGV owner, ttl ms, then field, value pairs.
 // Returns 1 when written, 0 when owned by another process.

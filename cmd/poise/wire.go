@@ -89,6 +89,9 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	sc.ASRConfig = cfg.ASR
 	sc.Node = node
 	sc.Store = a.store
+	if rs, ok := a.store.(*session.RedisStore); ok {
+		sc.Counters = a.sharedCounters(ctx, rs)
+	}
 	sc.Metrics = session.NewMetrics(reg)
 	sc.Log = log
 	sc.Answerer = engine
@@ -98,6 +101,15 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").
 		Bool("demo", f.demo).Msg("ready")
 	return a, nil
+}
+
+// sharedCounters count the limits in Redis through the store's client
+// (poise:limit:*), with this node's local counting while Redis is away.
+// The lease renewals of held sessions run until ctx is done.
+func (a *app) sharedCounters(ctx context.Context, rs *session.RedisStore) session.Counters {
+	rc := session.NewRedisCounters(rs.Client(), session.RedisCountersConfig{Log: a.log})
+	a.wg.Go(func() { rc.Run(ctx) })
+	return session.NewFallbackCounters(rc, 0, nil, a.log)
 }
 
 // close stops the background loops and what build started.

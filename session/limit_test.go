@@ -2,6 +2,8 @@ package session
 
 import (
 	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -332,5 +334,21 @@ func TestLimitsWhileRedisAway(t *testing.T) {
 	}
 	if _, limits := c.ask("Why this role?"); len(limits) != 1 {
 		t.Fatalf("3rd question with Redis away: limits %v, want the local count to bite", limits)
+	}
+}
+
+// TestLimitHintsMatchPage: the page words a limit's hint itself after a
+// language switch; its table must say what the server says.
+func TestLimitHintsMatchPage(t *testing.T) {
+	page, err := os.ReadFile("../web/static/i18n.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lang, hints := range limitHints {
+		for limit, hint := range hints {
+			if !strings.Contains(string(page), hint) {
+				t.Errorf("web/static/i18n.js lacks the %s hint of %s: %q", lang, limit, hint)
+			}
+		}
 	}
 }

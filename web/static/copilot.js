@@ -41,6 +41,9 @@ const state = {
   seq: 0, // client question counter
   lastFinalCaption: '',
   slaTimers: new Map(), // turn key → timer
+  limit: null, // {limit, hint, until, lang}: a limit biting now (the server's `limit` message)
+  limitTimer: 0, // clears limit at its until
+  notice: null, // {code, text}: why the server refused the last hello; shown until a welcome
 };
 
 function readProfile() {
@@ -157,15 +160,19 @@ function connect(session) {
     onMessage,
     onState,
     onNotice: (code, message) => {
-      // Quietly, in the status line: never a popup or a banner.
+      // Quietly, in the status line: never a popup or a banner. A refused
+      // hello (too many sessions…) stays there while the page retries.
       body.dataset.notice = code || '';
-      state.view.setStatus(strings().notices[code] || message || code);
+      state.notice = { code, text: strings().notices[code] || message || code };
+      state.view.setStatus(state.notice.text);
     },
   });
   state.conn.start();
 }
 
 function onWelcome(w, info) {
+  state.notice = null;
+  body.dataset.notice = '';
   saveSession(state.conn.session);
   body.dataset.session = w.session_id;
   state.localCoach = false;
@@ -188,10 +195,12 @@ function onState(st, detail) {
   $('btn-takeover').hidden = st !== 'replaced';
   switch (st) {
     case 'connecting':
-      if (!state.serverLevel) state.view.setStatus(s.statusConnecting);
+      if (state.notice) state.view.setStatus(state.notice.text);
+      else if (!state.serverLevel) state.view.setStatus(s.statusConnecting);
       break;
     case 'waiting':
-      state.view.setStatus(detail.delayMs >= 1500 ? s.statusReconnectIn(Math.round(detail.delayMs / 1000)) : s.statusReconnecting);
+      if (state.notice) state.view.setStatus(state.notice.text);
+      else state.view.setStatus(detail.delayMs >= 1500 ? s.statusReconnectIn(Math.round(detail.delayMs / 1000)) : s.statusReconnecting);
       break;
     case 'offline':
       if (!state.localCoach) {
@@ -209,6 +218,7 @@ function onState(st, detail) {
 }
 
 function setLevel(level, chip) {
+  if (level !== state.serverLevel) clearLimit(); // a level change ends the limit's chip
   state.serverLevel = level;
   state.serverChip = chip || null;
   state.chipLang = state.sentLang;
@@ -221,14 +231,40 @@ function setLevel(level, chip) {
   renderChip();
 }
 
-// renderChip shows the local coach chip while coaching offline, else the
-// server's chip for its level (re-worded from the local table when the
-// candidate has switched language since).
+// setLimit shows a limit that started to bite (the server's `limit`
+// message) in the chip, even at L1, until it lifts or the level changes.
+// A replayed limit that has already lifted is ignored.
+function setLimit(m) {
+  const until = Number(m.until) || 0;
+  if (until && until <= Date.now()) return;
+  clearLimit();
+  state.limit = { limit: m.limit, hint: m.hint || '', until, lang: state.sentLang };
+  body.dataset.limit = m.limit || '';
+  if (until) state.limitTimer = setTimeout(() => clearLimit(true), until - Date.now());
+  renderChip();
+}
+
+function clearLimit(render) {
+  if (state.limitTimer) clearTimeout(state.limitTimer);
+  state.limitTimer = 0;
+  state.limit = null;
+  body.dataset.limit = '';
+  if (render) renderChip();
+}
+
+// renderChip shows the local coach chip while coaching offline, else a
+// limit that bites (lite-mode text, the limit's hint), else the server's
+// chip for its level (re-worded from the local table when the candidate
+// has switched language since).
 function renderChip() {
   if (!state.view) return;
   let chip = null;
   if (state.localCoach) chip = chipFor('L4', lang());
-  else if (state.serverLevel && state.serverLevel !== 'L1') {
+  else if (state.limit) {
+    const s = strings();
+    const hint = state.limit.lang === lang() && state.limit.hint ? state.limit.hint : s.limitHints[state.limit.limit] || state.limit.hint;
+    chip = { text: s.limitChip, hint, kind: 'limit' };
+  } else if (state.serverLevel && state.serverLevel !== 'L1') {
     chip = state.serverChip && state.chipLang === lang() ? state.serverChip : chipFor(state.serverLevel, lang());
   }
   state.view.setChip(chip);
@@ -243,6 +279,9 @@ function onMessage(m) {
   switch (m.type) {
     case 'level':
       setLevel(m.level, m.chip);
+      break;
+    case 'limit':
+      setLimit(m);
       break;
     case 'caption':
       v.caption(`${state.conn.session.id}:${m.utt_id}`, m.text, m.final);

@@ -95,9 +95,10 @@ function drawTiles(sessions) {
 function drawSessions(sessions) {
   const s = t(lang);
   const rows = [...sessions].sort((a, b) => String(a.level).localeCompare(String(b.level)) || String(a.id).localeCompare(String(b.id)));
-  table('sessions', [s.opsSession, s.opsLevel, s.opsLang, s.opsSeniority, s.opsConnected, s.opsNode, s.opsUpdated], rows, (x) => [
+  table('sessions', [s.opsSession, s.opsLevel, s.opsLimit, s.opsLang, s.opsSeniority, s.opsConnected, s.opsNode, s.opsUpdated], rows, (x) => [
     code(short(x.id), x.id),
     level(x.level),
+    limit(x.limit),
     x.lang || '',
     x.seniority || '',
     x.connected ? s.yes : s.no,
@@ -106,6 +107,7 @@ function drawSessions(sessions) {
   ], (tr, x) => {
     tr.dataset.session = x.id;
     tr.dataset.level = x.level;
+    tr.dataset.limit = x.limit || '';
   });
   $('sessions-empty').hidden = rows.length > 0;
 }
@@ -215,6 +217,15 @@ function level(l) {
   if (!l) return el('span', 'muted', '—');
   const e = el('span', 'lv', l);
   e.dataset.level = l || '';
+  return e;
+}
+
+// limit shows the limit biting a session (empty when none).
+function limit(name) {
+  if (!name) return '';
+  const e = el('span', 'limit', t(lang).limitNames[name] || name);
+  e.dataset.limit = name;
+  e.title = name;
   return e;
 }
 

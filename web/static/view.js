@@ -232,10 +232,12 @@ export class View {
     list.scrollTop = list.scrollHeight;
   }
 
-  // setChip shows a level chip ({text, hint}) or hides it (null, L1).
+  // setChip shows a chip ({text, hint, kind}: kind 'limit' for a limit
+  // that bites, else a level's) or hides it (null, L1).
   setChip(chip) {
     const el = this.el('chip');
     el.hidden = !chip;
+    el.dataset.kind = chip ? chip.kind || 'level' : '';
     this.el('chip-text').textContent = chip ? chip.text : '';
     this.el('chip-hint').textContent = chip ? chip.hint : '';
     el.title = '';

@@ -85,6 +85,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	a.stop = append(a.stop, pool.Close)
 
 	sc := cfg.sessionConfig()
+	sc.AnonymousAnywhere = f.insecure
 	sc.ASR = pool
 	sc.ASRConfig = cfg.ASR
 	sc.Node = node

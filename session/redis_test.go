@@ -129,15 +129,15 @@ func TestRedisStoreOwnership(t *testing.T) {
 	if d, err := a.WriteResume(ctx, []ResumeWrite{{ID: "s1", State: st, FirstSeq: 1, Messages: [][]byte{[]byte(`{"seq":1}`)}}}); err != nil || len(d) != 0 {
 		t.Fatalf("WriteResume = %v, %v", d, err)
 	}
-	if _, err := b.TakeOver(ctx, "s1", "wrong"); err != ErrResumeToken {
-		t.Fatalf("TakeOver with a wrong token = %v, want ErrResumeToken", err)
+	if _, err := b.TakeOverAs(ctx, "s1", "wrong", "sub"); err != ErrResumeToken {
+		t.Fatalf("TakeOverAs with a wrong token = %v, want ErrResumeToken", err)
 	}
 	if owns, _ := a.Owns(ctx, "s1"); !owns {
 		t.Fatal("a wrong token moved the ownership")
 	}
-	got, err := b.TakeOver(ctx, "s1", "tok")
+	got, err := b.TakeOverAs(ctx, "s1", "tok", "sub")
 	if err != nil || got.Subject != "sub" || got.FirstSeq != 1 || len(got.Messages) != 1 {
-		t.Fatalf("TakeOver = %+v, %v", got, err)
+		t.Fatalf("TakeOverAs = %+v, %v", got, err)
 	}
 	if owns, _ := a.Owns(ctx, "s1"); owns {
 		t.Fatal("a still owns s1 after b took it over")
@@ -198,7 +198,7 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 		if _, err := s.WriteResume(ctx, []ResumeWrite{{ID: "s", State: st, FirstSeq: uint64(step.first), Messages: msgs(step.first, step.to)}}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.TakeOver(ctx, "s", "t")
+		got, err := s.TakeOverAs(ctx, "s", "t", st.Subject)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,11 +155,6 @@ func tokenHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TakeOver is TakeOverAs without a subject check (anonymous sessions).
-func (s *RedisStore) TakeOver(ctx context.Context, id, token string) (ResumeState, error) {
-	return s.TakeOverAs(ctx, id, token, "")
-}
-
 // TakeOverAs implements ResumeStore.
 func (s *RedisStore) TakeOverAs(ctx context.Context, id, token, subject string) (ResumeState, error) {
 	res, err := takeOver.Run(ctx, s.rdb, []string{resumeKey(id), replayKey(id)}, s.owner, tokenHash(token),

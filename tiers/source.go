@@ -238,7 +238,7 @@ func (s *Source) endError(ctx, sctx context.Context, err error, res result, cont
 		}
 		return &Error{Class: ClassTimeout, Err: cause}
 	}
-	e := classify(err)
+	e := withoutKey(classify(err), s.ep.APIKey)
 	if e == nil {
 		e = &Error{Class: ClassServer, Message: "stream ended without finish_reason"}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -14,9 +15,10 @@ import (
 // FuzzDecodeInbound feeds arbitrary client text messages to the decoder.
 // Properties: no input panics it; a refusal carries a snake_case code and a
 // non-empty, valid UTF-8 message that encodes as an error message; an
-// accepted message has a known type and meets that type's validation
-// (profile lang zh|en with defaults filled in, sizes within the limits,
-// audio_start at 16 kHz pcm_s16le); and an accepted message encodes back
+// accepted message was valid UTF-8 within the size limit, has a known type
+// and meets that type's validation (profile lang zh|en with defaults
+// filled in, every field within its size and charset, no control
+// characters in free text, audio_start at 16 kHz pcm_s16le); and an accepted message encodes back
 // to JSON that decodes, accepted, to the same message.
 func FuzzDecodeInbound(f *testing.F) {
 	for _, seed := range []string{
@@ -39,6 +41,9 @@ func FuzzDecodeInbound(f *testing.F) {
 		if err != nil {
 			checkRefusal(t, err)
 			return
+		}
+		if len(data) > maxTextMessage || !utf8.Valid(data) {
+			t.Fatalf("accepted a message of %d bytes, UTF-8 %v", len(data), utf8.Valid(data))
 		}
 		checkAccepted(t, m)
 		// Round trip: what the decoder accepted, encoded again, is accepted
@@ -88,12 +93,21 @@ func checkAccepted(t *testing.T, m inbound) {
 			t.Fatal("accepted hello has no profile (defaults not filled in)")
 		}
 		checkProfile(t, *m.Profile)
-		if r := m.Resume; r != nil && (r.SessionID == "" || r.Token == "") {
-			t.Fatalf("accepted hello with an incomplete resume %+v", *r)
+		if len(m.Token) > maxTokenBytes || !printableASCII(m.Token) {
+			t.Fatalf("accepted hello token %q", m.Token)
+		}
+		if r := m.Resume; r != nil && (!isID(r.SessionID, maxIDBytes) || !isID(r.Token, maxResumeToken)) {
+			t.Fatalf("accepted hello with resume %+v", *r)
 		}
 	case typeQuestion:
-		if m.Text == nil || len(*m.Text) > maxQuestionBytes {
-			t.Fatalf("accepted question without text or over %d bytes", maxQuestionBytes)
+		if m.Text == nil {
+			t.Fatal("accepted question without text")
+		}
+		if len(*m.Text) > maxQuestionBytes || hasControl(*m.Text) {
+			t.Fatalf("accepted question text %q", *m.Text)
+		}
+		if m.ID != "" && !isID(m.ID, maxIDBytes) {
+			t.Fatalf("accepted question id %q", m.ID)
 		}
 	case typeProfile:
 		if m.Profile == nil {
@@ -105,7 +119,11 @@ func checkAccepted(t *testing.T, m inbound) {
 			(m.Source != "tab" && m.Source != "mic" && m.Source != "") {
 			t.Fatalf("accepted audio_start %d %q %q", m.SampleRate, m.Encoding, m.Source)
 		}
-	case typeResetAI, typePing, typeAudioStop:
+	case typePing:
+		if len(m.T) > maxPingBytes {
+			t.Fatalf("accepted ping t of %d bytes", len(m.T))
+		}
+	case typeResetAI, typeAudioStop:
 	default:
 		t.Fatalf("accepted unknown type %q", m.Type)
 	}
@@ -119,9 +137,35 @@ func checkProfile(t *testing.T, p tiers.Profile) {
 	if p.Seniority != "junior" && p.Seniority != "mid" && p.Seniority != "senior" {
 		t.Fatalf("accepted profile seniority %q", p.Seniority)
 	}
-	if len(p.Role)+len(p.Resume) > maxProfileBytes {
-		t.Fatalf("accepted profile of %d bytes", len(p.Role)+len(p.Resume))
+	if len(p.Role) > maxRoleBytes || len(p.Resume) > maxResumeBytes || len(p.Role)+len(p.Resume) > maxProfileBytes {
+		t.Fatalf("accepted profile role of %d bytes, resume of %d", len(p.Role), len(p.Resume))
 	}
+	if hasControl(p.Role) || hasControl(p.Resume) {
+		t.Fatalf("accepted profile with a control character: role %q", p.Role)
+	}
+}
+
+// isID: 1 to limit bytes of [A-Za-z0-9._:-].
+func isID(s string, limit int) bool {
+	return len(s) > 0 && len(s) <= limit && strings.Trim(s,
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") == ""
+}
+
+func printableASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// hasControl: an ASCII control character other than tab, newline and
+// carriage return.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f
+	})
 }
 
 // normalRaw is raw as the encoder writes it (compact; absent is null), so

@@ -112,11 +112,13 @@ func join(path, key string) string {
 var lineRE = regexp.MustCompile(`line (\d+): `)
 
 // describeDecodeError rewrites a yaml.v3 type error so that each line it
-// names also names the key on that line.
+// names also names the key on that line. yaml.v3 shortens a quoted value
+// to a number of bytes, which may cut a character: its remains are
+// dropped, so that the message is text.
 func describeDecodeError(err error, lines keyLines) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return err
+		return errors.New(strings.ToValidUTF8(err.Error(), ""))
 	}
 	byLine := make(map[int]string, len(lines))
 	for k, l := range lines {
@@ -132,7 +134,7 @@ func describeDecodeError(err error, lines keyLines) error {
 				e = strings.Replace(e, m[0], fmt.Sprintf("line %d: key %q: ", l, key), 1)
 			}
 		}
-		msgs = append(msgs, e)
+		msgs = append(msgs, strings.ToValidUTF8(e, ""))
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }

@@ -163,8 +163,9 @@ function connect(session) {
       // Quietly, in the status line: never a popup or a banner. A refused
       // hello (too many sessions…) stays there while the page retries.
       body.dataset.notice = code || '';
-      state.notice = { code, text: strings().notices[code] || message || code };
-      state.view.setStatus(state.notice.text);
+      const text = strings().notices[code] || message || code;
+      if (!state.conn.established) state.notice = { code, text }; // a refused hello
+      state.view.setStatus(text);
     },
   });
   state.conn.start();
@@ -208,7 +209,7 @@ function onState(st, detail) {
         body.dataset.mode = 'local-coach';
         renderChip();
       }
-      state.view.setStatus(s.statusOffline);
+      state.view.setStatus(state.notice ? state.notice.text : s.statusOffline);
       break;
     case 'replaced':
       state.view.setStatus(s.statusReplaced);

@@ -79,7 +79,7 @@ func loadConfig(path string, getenv func(string) string) (config, error) {
 
 func parseConfig(raw []byte, getenv func(string) string) (config, error) {
 	c := defaultConfig(getenv)
-	doc, env, err := markEnv(raw, getenv)
+	doc, env, err := markEnv(utf8Doc(raw), getenv)
 	if err != nil {
 		return c, err
 	}

@@ -97,10 +97,10 @@ func checkConfigError(t *testing.T, raw []byte, err error) {
 	}
 }
 
-// yamlLines counts the lines of doc as YAML does: CR LF, CR, LF, NEL, LS
-// and PS each end one.
+// yamlLines counts the lines of doc as YAML does: in UTF-8, or UTF-16
+// after a byte order mark; CR LF, CR, LF, NEL, LS and PS each end one.
 func yamlLines(doc []byte) int {
-	s := strings.ReplaceAll(string(doc), "\r\n", "\n")
+	s := strings.ReplaceAll(string(fromUTF16(doc)), "\r\n", "\n")
 	n := 1
 	for _, r := range s {
 		switch r {
@@ -109,6 +109,22 @@ func yamlLines(doc []byte) int {
 		}
 	}
 	return n
+}
+
+// fromUTF16 decodes a document that starts with a UTF-16 byte order mark.
+func fromUTF16(doc []byte) []byte {
+	if len(doc) < 2 || !(doc[0] == 0xFE && doc[1] == 0xFF || doc[0] == 0xFF && doc[1] == 0xFE) {
+		return doc
+	}
+	var b strings.Builder
+	for i := 2; i+1 < len(doc); i += 2 {
+		u := uint16(doc[i])<<8 | uint16(doc[i+1])
+		if doc[0] == 0xFF {
+			u = uint16(doc[i+1])<<8 | uint16(doc[i])
+		}
+		b.WriteRune(rune(u)) // surrogates count as one rune each; no line break is one
+	}
+	return []byte(b.String())
 }
 
 // checkWirable: what serve does with an accepted config cannot fail on
@@ -277,4 +293,31 @@ func FuzzConfigEnv(f *testing.F) {
 			t.Fatalf("sla_ms %q read as %d, want %d", sla, c.Engine.SLAms, want)
 		}
 	})
+}
+
+// TestParseConfigUTF16: a config saved as UTF-16 (with a byte order mark,
+// as Windows editors do) reads like its UTF-8 text, ${VAR} included.
+func TestParseConfigUTF16(t *testing.T) {
+	text := "auth:\n  secret: ${FUZZ_VALUE}\nnode: 节点\n"
+	for _, bigEndian := range []bool{false, true} {
+		doc := []byte{0xFF, 0xFE}
+		if bigEndian {
+			doc = []byte{0xFE, 0xFF}
+		}
+		for _, r := range text {
+			hi, lo := byte(r>>8), byte(r)
+			if bigEndian {
+				doc = append(doc, hi, lo)
+			} else {
+				doc = append(doc, lo, hi)
+			}
+		}
+		c, err := parseConfig(doc, func(k string) string { return map[string]string{"FUZZ_VALUE": "s #1"}[k] })
+		if err != nil {
+			t.Fatalf("big endian %v: %v", bigEndian, err)
+		}
+		if c.Auth.Secret != "s #1" || c.Node != "节点" {
+			t.Fatalf("big endian %v: secret %q, node %q", bigEndian, c.Auth.Secret, c.Node)
+		}
+	}
 }

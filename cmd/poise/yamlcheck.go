@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -364,4 +367,29 @@ func (m *envMarks) replace(s string) string {
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// utf8Doc returns doc in UTF-8. YAML may also come in UTF-16 with a byte
+// order mark (as Windows editors save it), where no ${VAR} would be found
+// and no line counted; such a document is converted (an odd last byte
+// stays, for the parser to refuse).
+func utf8Doc(doc []byte) []byte {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(doc, []byte{0xFE, 0xFF}):
+		order = binary.BigEndian
+	case bytes.HasPrefix(doc, []byte{0xFF, 0xFE}):
+		order = binary.LittleEndian
+	default:
+		return doc
+	}
+	units := make([]uint16, 0, len(doc)/2)
+	for i := 2; i+1 < len(doc); i += 2 {
+		units = append(units, order.Uint16(doc[i:]))
+	}
+	out := []byte(string(utf16.Decode(units)))
+	if len(doc)%2 == 1 {
+		out = append(out, doc[len(doc)-1])
+	}
+	return out
 }

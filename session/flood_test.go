@@ -209,3 +209,24 @@ func TestSustainedFloodCloses(t *testing.T) {
 		r.askAnswered("after-close")
 	})
 }
+
+// TestHandshakeFloodTooFast: the inbound rate limit holds before hello
+// too: junk past the burst is dropped with one too_fast, and a hello
+// afterwards still opens a session that answers.
+func TestHandshakeFloodTooFast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := newMemServer(t, answeringConfig())
+		c := ms.dial(t)
+		c.flood(messageBurst+messageRate*abuseFactor, websocket.MessageText, profileFrame(t))
+		time.Sleep(time.Second) // the bucket refills: the hello is not dropped
+		c.send(hello("en"))
+		codes := map[string]int{}
+		for m := c.read(); m.str("type") != "welcome"; m = c.read() {
+			codes[m.str("code")]++
+		}
+		if codes[codeNotHello] != messageBurst || codes[codeTooFast] != 1 || len(codes) != 2 {
+			t.Fatalf("errors before welcome = %v, want %d %s and one %s", codes, messageBurst, codeNotHello, codeTooFast)
+		}
+		c.askAnswered("after-handshake-flood")
+	})
+}

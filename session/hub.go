@@ -9,6 +9,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -30,6 +32,7 @@ type Hub struct {
 	sessions map[string]*Session
 	conns    map[*conn]struct{}
 	limiter  *limiter
+	origins  []string // AllowedOrigins with the bare host of each "host:*"
 }
 
 // NewHub returns a Hub ready to serve; call Shutdown to end it.
@@ -37,7 +40,7 @@ func NewHub(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, ctx: ctx, cancel: cancel, sessions: make(map[string]*Session),
-		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg.Limits, cfg.Now)}
+		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg.Limits, cfg.Now), origins: originPatterns(cfg.AllowedOrigins)}
 	h.rec = newRecorder(cfg.Store, cfg.Metrics, cfg.Log)
 	h.wg.Go(func() { h.rec.run(ctx) })
 	h.startRemote(ctx)
@@ -86,7 +89,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.AllowedOrigins})
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.origins})
 	if err != nil {
 		return // Accept wrote the response
 	}
@@ -151,13 +154,26 @@ func (h *Hub) handshake(ctx context.Context, c *conn, local bool) *Session {
 		if err != nil {
 			return nil // the client left or never said hello
 		}
-		if typ != websocket.MessageText {
-			c.sendError(refuse(codeNotHello, "the first message must be a hello text message"))
-			continue
+		// The inbound rate limit holds before hello too: junk sent while
+		// the handshake waits is dropped, and a flood is closed.
+		var m inbound
+		var perr *protocolError
+		msg, abusive := c.inbound(typ, data)
+		if abusive {
+			c.close(websocket.StatusPolicyViolation, abuseCloseMessage)
+			return nil
 		}
-		m, perr := decodeInbound(data)
-		if perr == nil && m.Type != typeHello {
-			perr = refuse(codeNotHello, "the first message must be hello, got %q", m.Type)
+		switch msg := msg.(type) {
+		case nil:
+			continue
+		case clientBad:
+			perr = msg.err
+		case clientMsg:
+			if m = msg.m; m.Type != typeHello {
+				perr = refuse(codeNotHello, "the first message must be hello, got %q", m.Type)
+			}
+		default: // audio
+			perr = refuse(codeNotHello, "the first message must be a hello text message")
 		}
 		if perr == nil {
 			var s *Session
@@ -299,6 +315,18 @@ func isLocal(r *http.Request) bool {
 		}
 	}
 	return isLoopback(r.RemoteAddr)
+}
+
+// originPatterns adds, for each "host:*" pattern, the bare host: an Origin
+// on the scheme's default port carries no port, and "any port" includes it.
+func originPatterns(patterns []string) []string {
+	out := slices.Clone(patterns)
+	for _, p := range patterns {
+		if host, ok := strings.CutSuffix(p, ":*"); ok {
+			out = append(out, host)
+		}
+	}
+	return out
 }
 
 func isLoopback(remoteAddr string) bool {

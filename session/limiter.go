@@ -106,9 +106,11 @@ func (l *limiter) openSession(subject string, live map[string]*Session) bool {
 	return true
 }
 
-// holdSession counts a live session of subject while it lives; the
-// session releases it when it ends. They run on the hub's recorder, never
-// on a session.
+// holdSession counts a live session of subject while it lives, and
+// releaseSession stops counting it when it ends. Both run on the hub's
+// recorder, in order, never on a session: a hold that lags lets a hello
+// in, a release that lags (milliseconds after a session that ended) may
+// refuse one.
 func (l *limiter) holdSession(ctx context.Context, subject, id string) error {
 	if l.limits.SessionsPerSubject <= 0 {
 		return nil

@@ -358,7 +358,9 @@ func (s *Session) end() {
 	s.cfg.Metrics.sessionEnded()
 	id, subject := s.id, s.subject
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.DeleteSession(ctx, id) })
-	s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.releaseSession(ctx, subject, id) })
+	if !s.disowned { // a session taken over lives on, and is held, on its new node
+		s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.releaseSession(ctx, subject, id) })
+	}
 	s.forgetRemote()
 	s.hub.forget(s)
 	close(s.done)

@@ -360,7 +360,7 @@ func (h *Health) setLevel(ctx context.Context, l Level, s State, why string) {
 				h.storeError(err, "clear events")
 			}
 		}
-		ev.Str("level", l.String()).Str("state", string(s)).Str("why", why).Msg("tiers: health: level state changed")
+		ev.Str("answer_level", l.String()).Str("state", string(s)).Str("why", why).Msg("tiers: health: level state changed")
 	}
 	h.applyLevel(l, rec.State)
 }

@@ -98,7 +98,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	sc.Answerer = engine
 	sc.Health = a.health
 	a.hub = session.NewHub(sc)
-	log.Info().Str("level", a.health.Supported().String()).Int("templates", tpl.questions).
+	log.Info().Str("answer_level", a.health.Supported().String()).Int("templates", tpl.questions).
 		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").
 		Bool("demo", f.demo).Msg("ready")
 	return a, nil

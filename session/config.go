@@ -101,8 +101,6 @@ type Limits struct {
 	SessionsPerSubject   int `yaml:"sessions_per_subject"`    // default 2; over it: hello refused (too_many_sessions)
 	AudioSecondsPerHour  int `yaml:"audio_seconds_per_hour"`  // default 7200; over it: audio dropped, captions pause
 	DailyTokensPerVendor int `yaml:"daily_tokens_per_vendor"` // default 0 (none); per L1/L2 backend: over it, that backend is skipped
-
-	deps limitDeps // set by Config.withDefaults
 }
 
 // DefaultLimits are CONTRACT.md's defaults.
@@ -137,6 +135,5 @@ func (c Config) withDefaults() Config {
 	if c.Counters == nil {
 		c.Counters = NewMemoryCounters()
 	}
-	c.Limits.deps = limitDeps{counters: c.Counters, metrics: c.Metrics, log: c.Log}
 	return c
 }

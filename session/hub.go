@@ -40,7 +40,7 @@ func NewHub(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, ctx: ctx, cancel: cancel, sessions: make(map[string]*Session),
-		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg.Limits, cfg.Now), origins: originPatterns(cfg.AllowedOrigins)}
+		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg), origins: originPatterns(cfg.AllowedOrigins)}
 	h.rec = newRecorder(cfg.Store, cfg.Metrics, cfg.Log)
 	h.wg.Go(func() { h.rec.run(ctx) })
 	h.startRemote(ctx)
@@ -274,8 +274,6 @@ func (h *Hub) forget(s *Session) {
 	}
 	h.limiter.forget(s.subject)
 }
-
-func (h *Hub) allowQuestion(subject string) bool { return h.limiter.question(subject) }
 
 // authenticate returns the subject of a hello's token. With a secret the
 // token must verify; without one the session is anonymous (subject "")

@@ -14,9 +14,7 @@ import (
 func benchLimiters(b *testing.B) map[string]*limiter {
 	limits := Limits{QuestionsPerMinute: 1 << 30, AudioSecondsPerHour: 1 << 30, DailyTokensPerVendor: 1 << 40}
 	mk := func(c Counters) *limiter {
-		l := limits
-		l.deps = limitDeps{counters: c, log: zerolog.Nop()}
-		return newLimiter(l, time.Now)
+		return newLimiter(Config{Limits: limits, Counters: c, Log: zerolog.Nop(), Now: time.Now})
 	}
 	shared := NewFallbackCounters(NewRedisCounters(redistest.Client(b, redistest.DBSession), RedisCountersConfig{}), 0, nil, zerolog.Nop())
 	return map[string]*limiter{"memory": mk(NewMemoryCounters()), "redis": mk(shared)}

@@ -16,14 +16,6 @@ const (
 	limiterTimeout      = time.Second         // backstop on one call to Counters (RedisCounters bounds its own calls far shorter)
 )
 
-// limitDeps are what the limiter needs beyond the Limits' values; set by
-// Config.withDefaults, because the Hub builds the limiter from the Limits.
-type limitDeps struct {
-	counters Counters
-	metrics  *Metrics
-	log      zerolog.Logger
-}
-
 // verdict is a limit decision: ok, or refused until the window ends.
 type verdict struct {
 	ok    bool
@@ -45,12 +37,10 @@ type limiter struct {
 	blocked  *blockList
 }
 
-func newLimiter(l Limits, now func() time.Time) *limiter {
-	d := l.deps
-	if d.counters == nil {
-		d.counters = NewMemoryCounters()
-	}
-	return &limiter{limits: l, now: now, counters: d.counters, metrics: d.metrics, log: d.log,
+// newLimiter returns the limiter of cfg's Limits over cfg.Counters, with
+// cfg's clock, metrics and logger; cfg has its defaults.
+func newLimiter(cfg Config) *limiter {
+	return &limiter{limits: cfg.Limits, now: cfg.Now, counters: cfg.Counters, metrics: cfg.Metrics, log: cfg.Log,
 		audio: newAudioCredit(), blocked: newBlockList()}
 }
 

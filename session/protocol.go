@@ -35,10 +35,8 @@ const (
 	codeUnknownSession = "unknown_session"
 	codeBadResumeToken = "bad_resume_token"
 	codeResumeGap      = "resume_gap"
-	codeBadToken       = "bad_token"
 	codeUnauthorized   = "unauthorized" // a missing, forged or expired session token; the connection closes
 	codeTooMany        = "too_many_sessions"
-	codeRateLimited    = "rate_limited"
 	codeTooLarge       = "too_large"
 	codeAudio          = "bad_audio"
 	codeBadVersion     = "bad_version"

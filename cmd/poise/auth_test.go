@@ -568,6 +568,7 @@ func TestBrowserAuth(t *testing.T) {
 	cfg := "auth:\n  secret: " + testAuthSecret + "\nops:\n  token: " + testOpsToken + "\n"
 	s := env.startPoise(t, "", "-config", writeFile(t, "auth.yaml", cfg))
 	t.Run("refused token", func(t *testing.T) { testRefusedToken(t, env, s) })
+	t.Run("token in the fragment", func(t *testing.T) { testFragmentToken(t, env, s) })
 	t.Run("ops sign-in", func(t *testing.T) { testOpsSignIn(t, env, s) })
 }
 
@@ -610,6 +611,21 @@ func testRefusedToken(t *testing.T, env *browserEnv, s *poiseServer) {
 		t.Fatalf("page after the refusal: %+v; want one socket, no dialog, the unauthorized notice in the status line", got)
 	}
 	tb.shot("refused-token")
+	tb.requireClean()
+}
+
+// testFragmentToken: a valid token in the address's fragment (which no
+// server or proxy log sees) opens a session.
+func testFragmentToken(t *testing.T, env *browserEnv, s *poiseServer) {
+	tb := env.newTab(t)
+	tok := issue(t, "cand-fragment", time.Hour, time.Now())
+	tb.do(chromedp.Navigate(s.url("/#" + query("token", tok).Encode())))
+	tb.waitFor("the profile form", `document.body.dataset.view === 'profile' && document.body.dataset.scripts === 'loaded'`)
+	tb.do(
+		chromedp.Click(chromedp.CSS(`input[name=lang][value=en]`)),
+		chromedp.Click(chromedp.ID("btn-start")),
+	)
+	tb.waitFor("the session open", `document.body.dataset.conn === 'open'`)
 	tb.requireClean()
 }
 

@@ -4,7 +4,9 @@
 //   offline_after_ms   unreachable this long → local coach (default 60000)
 //   ping_ms            heartbeat period (default 10000)
 //   reconnect_max_ms   cap of the reconnect backoff (default 5000)
-//   token              session token, when the server has auth.secret
+//   token              session token, when the server has auth.secret; the
+//                      fragment (#token=…) is preferred: it never reaches
+//                      server or proxy logs, nor a Referer
 //   lang               zh | en, the first language shown
 
 import { Connection } from './conn.js';
@@ -18,6 +20,7 @@ const SESSION_KEY = 'poise.session.v1'; // sessionStorage: {id, token} to resume
 const CLIENT_SLA_MS = 3000; // no answer nor coach this long after a question → the local coach
 
 const params = new URLSearchParams(location.search);
+const fragment = new URLSearchParams(location.hash.slice(1));
 const num = (k) => {
   const v = Number(params.get(k));
   return Number.isFinite(v) && v > 0 ? v : undefined;
@@ -151,7 +154,7 @@ function connect(session) {
     config: { pingMs: num('ping_ms'), offlineAfterMs: num('offline_after_ms'), reconnectMaxMs: num('reconnect_max_ms') },
     hello: () => {
       const h = { profile: state.profile };
-      const tok = params.get('token');
+      const tok = fragment.get('token') || params.get('token');
       if (tok) h.token = tok;
       state.sentLang = state.profile.lang;
       return h;

@@ -60,7 +60,7 @@ const strings = {
     notices: {
       rate_limited: 'Many questions in a short time; the next one is answered in a moment.',
       too_many_sessions: 'Poise is already open in other windows; close one to continue here.',
-      bad_token: 'The session link has expired; ask for a new one.',
+      unauthorized: 'This session link is not valid or has expired; ask for a new one.',
     },
     shortcuts: 'Enter ask · / focus · Alt+R reset AI · Esc clear',
     limitChip: '⚡ Lite mode',
@@ -178,7 +178,7 @@ const strings = {
     notices: {
       rate_limited: '提问有点频繁，稍等一下再问。',
       too_many_sessions: 'Poise 已在其他窗口打开，关闭一个后可在这里继续。',
-      bad_token: '会话链接已过期，请重新获取。',
+      unauthorized: '会话链接无效或已过期，请重新获取。',
     },
     shortcuts: '回车 提问 · / 聚焦 · Alt+R 重置 AI · Esc 清空',
     limitChip: '⚡ 轻量模式',

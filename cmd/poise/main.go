@@ -1,6 +1,6 @@
 // Command poise is the Poise server and its operator tools:
 //
-//	poise [serve] [-config FILE] [-addr ADDR] [-demo] [-log-format json|console]
+//	poise [serve] [-config FILE] [-addr ADDR] [-demo] [-insecure] [-log-format json|console]
 //	poise ops levels|watch [-redis URL] [-server URL]
 //	poise templates match [-seniority junior|mid|senior] [-lang zh|en] TEXT
 //	poise token issue -subject ID -ttl 2h [-config FILE]

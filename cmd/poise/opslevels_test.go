@@ -121,7 +121,11 @@ func TestOpsLevelsMixed(t *testing.T) {
 	opsLevels := func() string { return opsOutput(t, "levels", "-redis", url) }
 	expect := func(want map[string]int) {
 		t.Helper()
-		waitUntil(t, fmt.Sprintf("clients at %v", want), func() bool { return fmt.Sprint(counts()) == fmt.Sprint(want) })
+		for deadline := time.Now().Add(waitLimit); fmt.Sprint(counts()) != fmt.Sprint(want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("clients at %v after %v, want %v", counts(), waitLimit, want)
+			}
+		}
 		var out string
 		waitUntil(t, fmt.Sprintf("ops levels shows %v", want), func() bool {
 			out = opsLevels()

@@ -152,6 +152,14 @@ func (c *gatewayCall) finish(t target, res attemptResult, outcome string) {
 	if !c.sent { // a continuation that added nothing, or an answer with no content
 		c.startStream(t)
 	}
+	// What the attempt held back before content: for an answer with no
+	// content (a filter's refusal), its role and finish_reason chunks.
+	for _, p := range c.pending {
+		if c.sse.event(p) != nil {
+			return
+		}
+	}
+	c.pending = c.pending[:0]
 	if c.rq.includeUsage {
 		if c.sse.event(c.usageChunk(t, res.model, u)) != nil {
 			return

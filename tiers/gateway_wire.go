@@ -1,6 +1,7 @@
 package tiers
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,8 +40,17 @@ type gatewayError struct {
 
 // body is {"error": {...}}.
 func (e gatewayError) body() []byte {
-	if len(e.raw) > 0 && json.Valid(e.raw) && e.raw[0] == '{' {
-		b, _ := json.Marshal(map[string]json.RawMessage{"error": e.raw}) // cannot fail: valid raw JSON
+	var obj map[string]json.RawMessage
+	if len(e.raw) > 0 && e.raw[0] == '{' && json.Unmarshal(e.raw, &obj) == nil {
+		// The provider's own error object, with the message and type a
+		// client relies on filled in where the provider left them out.
+		for key, v := range map[string]string{"message": e.Message, "type": e.Type} {
+			var s string
+			if json.Unmarshal(obj[key], &s) != nil || s == "" {
+				obj[key], _ = json.Marshal(v) // cannot fail: a string
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"error": obj}) // cannot fail: valid raw JSON
 		return b
 	}
 	nullable := func(s string) *string {
@@ -85,7 +95,7 @@ func providerError(e *Error) (gatewayError, int) {
 	ge := gatewayError{Message: e.Message, Type: typeInvalidRequest, Code: e.Code}
 	status := e.Status
 	if ae, ok := errors.AsType[*openai.Error](e); ok {
-		ge.Type, ge.Param, ge.raw = ae.Type, ae.Param, json.RawMessage(ae.RawJSON())
+		ge.Type, ge.Param, ge.raw = cmp.Or(ae.Type, ge.Type), ae.Param, json.RawMessage(ae.RawJSON())
 		status = ae.StatusCode
 	} else if se, ok := errors.AsType[*ssestream.StreamError](e); ok {
 		var body struct {

@@ -92,7 +92,9 @@ func decodeInbound(data []byte) (inbound, *protocolError) {
 		return m, refuse(codeBadUTF8, "text message is not valid UTF-8")
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, refuse(codeBadJSON, "message is not a JSON object: %v", err)
+		// The decoder quotes the client's text (a number of any length):
+		// the reason is at the start.
+		return m, refuse(codeBadJSON, "message is not a JSON object: %s", clipTo(err.Error(), maxJSONErrorText))
 	}
 	switch m.Type {
 	case "":
@@ -245,9 +247,13 @@ func checkToken(field, s string, limit int) *protocolError {
 	return nil
 }
 
+const maxJSONErrorText = 160 // bytes of the decoder's error quoted in bad_json
+
 // clip shortens a client's value quoted back in an error message.
-func clip(s string) string {
-	const keep = 32 // bytes
+func clip(s string) string { return clipTo(s, 32) }
+
+// clipTo shortens s to at most keep bytes (and "…"), on a rune boundary.
+func clipTo(s string, keep int) string {
 	if len(s) <= keep {
 		return s
 	}

@@ -33,6 +33,7 @@ func FuzzDecodeInbound(f *testing.F) {
 		`{"type":"ping","t":{"x":[1, 2],"h":"<&>"}}`, `{"type":"profile","profile":{"lang":"fr"}}`,
 		`{"type":"reset_ai"}`, `{"type":"audio_stop"}`, `{"TYPE":"ping","t":1e400}`,
 		`{"type":7}`, `[]`, `null`, `{"type":"question","text":null}`, "{\"type\":\"question\",\"text\":\"\xff\"}",
+		`{"type":"hello","v":` + strings.Repeat("1", 5000) + `}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -68,6 +69,10 @@ func FuzzDecodeInbound(f *testing.F) {
 // codeRE is the form of every error code: lower snake case.
 var codeRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
+// maxRefusalMessage bounds an error message: a short reason and, at most,
+// a clipped quote of the client's value.
+const maxRefusalMessage = 400 // bytes
+
 func checkRefusal(t *testing.T, err *protocolError) {
 	t.Helper()
 	if !codeRE.MatchString(err.Code) {
@@ -75,6 +80,9 @@ func checkRefusal(t *testing.T, err *protocolError) {
 	}
 	if err.Message == "" || !utf8.ValidString(err.Message) {
 		t.Fatalf("refusal %s without a readable message: %q", err.Code, err.Message)
+	}
+	if len(err.Message) > maxRefusalMessage {
+		t.Fatalf("refusal %s with a %d-byte message: an error must not echo the client's input at length", err.Code, len(err.Message))
 	}
 	b, jerr := json.Marshal(errorMsg{head: head{Type: "error"}, Code: err.Code, Message: err.Message})
 	if jerr != nil || !json.Valid(b) {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -43,6 +44,9 @@ const (
 // sentinels' own password. Other parameters are an error.
 func redisOptions(raw string) (*redis.UniversalOptions, error) {
 	u, err := url.Parse(raw)
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err // without the URL, which may hold a password
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redis_url: %w", err)
 	}

@@ -570,9 +570,13 @@ func TestRedisOptions(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"http://x", "redis://", "redis://h/x", "redis://h?pool=3", "redis://h?read_timeout=soon"} {
-		if _, err := redisOptions(bad); err == nil {
+	for _, bad := range []string{"http://x", "redis://", "redis://h/x", "redis://h?pool=3", "redis://h?read_timeout=soon",
+		"redis://:s3cret-pw@h:6379/0%zz", "redis://u:s3cret-pw@h:port"} {
+		_, err := redisOptions(bad)
+		if err == nil {
 			t.Errorf("redisOptions(%q) accepted", bad)
+		} else if strings.Contains(err.Error(), "s3cret-pw") {
+			t.Errorf("redisOptions(%q): the error %q shows the password", bad, err)
 		}
 	}
 }

@@ -2,15 +2,11 @@ package session
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/poise-dev/poise/tiers"
 	"github.com/rs/zerolog"
 )
-
-// defaultCountersCooldown is how long FallbackCounters counts locally
-// after the shared counters failed, before it asks them again.
-const defaultCountersCooldown = 2 * time.Second
 
 // FallbackCounters are Counters shared through a primary (RedisCounters)
 // that keep counting in this process while the primary fails, so that a
@@ -24,55 +20,23 @@ const defaultCountersCooldown = 2 * time.Second
 // answers during an outage and the primary's renewals restore the shared
 // one after it. Safe for concurrent use.
 type FallbackCounters struct {
-	primary  Counters
-	local    *MemoryCounters
-	cooldown time.Duration
-	now      func() time.Time
-	log      zerolog.Logger
-
-	mu        sync.Mutex
-	downUntil time.Time // primary skipped until then; guarded by mu
-	degraded  bool      // the primary failed and has not answered since; guarded by mu
+	primary Counters
+	local   *MemoryCounters
+	outage  *tiers.Outage
 }
 
 // NewFallbackCounters returns counters over primary; cooldown 0 means 2s,
 // now nil means time.Now (the clock of the cooldown only).
 func NewFallbackCounters(primary Counters, cooldown time.Duration, now func() time.Time, log zerolog.Logger) *FallbackCounters {
-	if cooldown <= 0 {
-		cooldown = defaultCountersCooldown
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &FallbackCounters{primary: primary, local: NewMemoryCounters(), cooldown: cooldown, now: now, log: log}
+	return &FallbackCounters{primary: primary, local: NewMemoryCounters(), outage: tiers.NewOutage(cooldown, now, log,
+		"session: limits: shared counters failed; counting on this node",
+		"session: limits: shared counters answer again")}
 }
 
 // usePrimary reports whether the primary is worth asking now.
 func (f *FallbackCounters) usePrimary() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return !f.now().Before(f.downUntil)
-}
-
-// primaryFailed starts a cooldown; the first failure of an outage is logged.
-func (f *FallbackCounters) primaryFailed(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.downUntil = f.now().Add(f.cooldown)
-	if !f.degraded {
-		f.degraded = true
-		f.log.Warn().Err(err).Msg("session: limits: shared counters failed; counting on this node")
-	}
-}
-
-// primaryAnswered ends an outage; its end is logged.
-func (f *FallbackCounters) primaryAnswered() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.degraded {
-		f.degraded = false
-		f.log.Info().Msg("session: limits: shared counters answer again")
-	}
+	cooling, _ := f.outage.State()
+	return !cooling
 }
 
 // Add implements Counters.
@@ -80,11 +44,11 @@ func (f *FallbackCounters) Add(ctx context.Context, key string, n, limit int64, 
 	if f.usePrimary() {
 		count, ok, err := f.primary.Add(ctx, key, n, limit, w, now)
 		if err == nil {
-			f.primaryAnswered()
+			f.outage.Answered()
 			f.local.raise(key, w, now, count)
 			return count, ok, nil
 		}
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return f.local.Add(ctx, key, n, limit, w, now)
 }
@@ -92,7 +56,7 @@ func (f *FallbackCounters) Add(ctx context.Context, key string, n, limit int64, 
 // Hold implements Counters on both; it fails only if the local set does.
 func (f *FallbackCounters) Hold(ctx context.Context, key, member string) error {
 	if err := f.primary.Hold(ctx, key, member); err != nil {
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return f.local.Hold(ctx, key, member)
 }
@@ -100,7 +64,7 @@ func (f *FallbackCounters) Hold(ctx context.Context, key, member string) error {
 // Release implements Counters on both; it fails only if the local set does.
 func (f *FallbackCounters) Release(ctx context.Context, key, member string) error {
 	if err := f.primary.Release(ctx, key, member); err != nil {
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return f.local.Release(ctx, key, member)
 }
@@ -111,10 +75,10 @@ func (f *FallbackCounters) Held(ctx context.Context, key string) (int, error) {
 	if f.usePrimary() {
 		n, err := f.primary.Held(ctx, key)
 		if err == nil {
-			f.primaryAnswered()
+			f.outage.Answered()
 			return n, nil
 		}
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return f.local.Held(ctx, key)
 }

@@ -2,15 +2,10 @@ package tiers
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 )
-
-// defaultFallbackCooldown is how long a FallbackStore keeps to its local
-// state after the shared store failed, before it tries the shared one again.
-const defaultFallbackCooldown = 2 * time.Second
 
 // FallbackStore is a HealthStore that shares state through a primary store
 // (Redis) and falls back to a local MemoryStore while the primary fails,
@@ -24,36 +19,24 @@ const defaultFallbackCooldown = 2 * time.Second
 // written back to it when they are newer than the shared ones. Safe for
 // concurrent use.
 type FallbackStore struct {
-	primary  HealthStore
-	local    *MemoryStore
-	cooldown time.Duration
-	now      func() time.Time
-	log      zerolog.Logger
-
-	mu        sync.Mutex
-	downUntil time.Time // primary skipped until then; guarded by mu
-	degraded  bool      // the primary failed and has not answered since; guarded by mu
+	primary HealthStore
+	local   *MemoryStore
+	outage  *Outage
 }
 
 // NewFallbackStore returns a store over primary; cooldown 0 means 2s, now
 // nil means time.Now.
 func NewFallbackStore(primary HealthStore, cooldown time.Duration, now func() time.Time, log zerolog.Logger) *FallbackStore {
-	if cooldown <= 0 {
-		cooldown = defaultFallbackCooldown
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &FallbackStore{primary: primary, local: NewMemoryStore(), cooldown: cooldown, now: now, log: log}
+	return &FallbackStore{primary: primary, local: NewMemoryStore(), outage: NewOutage(cooldown, now, log,
+		"tiers: health: shared store failed; using this node's local state",
+		"tiers: health: shared store answers again")}
 }
 
 // usePrimary reports whether to try the primary now. After an outage it
 // first writes this node's newer decisions back; if that fails, the
 // outage goes on.
 func (f *FallbackStore) usePrimary(ctx context.Context) bool {
-	f.mu.Lock()
-	cooling, degraded := f.now().Before(f.downUntil), f.degraded
-	f.mu.Unlock()
+	cooling, degraded := f.outage.State()
 	if cooling {
 		return false
 	}
@@ -61,25 +44,11 @@ func (f *FallbackStore) usePrimary(ctx context.Context) bool {
 		return true
 	}
 	if err := f.resync(ctx); err != nil {
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 		return false
 	}
-	f.mu.Lock()
-	f.degraded = false
-	f.mu.Unlock()
-	f.log.Info().Msg("tiers: health: shared store answers again")
+	f.outage.Answered()
 	return true
-}
-
-// primaryFailed starts a cooldown; the first failure of an outage is logged.
-func (f *FallbackStore) primaryFailed(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.downUntil = f.now().Add(f.cooldown)
-	if !f.degraded {
-		f.degraded = true
-		f.log.Warn().Err(err).Msg("tiers: health: shared store failed; using this node's local state")
-	}
 }
 
 // resync writes the local states that differ from the primary's and were
@@ -126,7 +95,7 @@ func (f *FallbackStore) record(ctx context.Context, op func(HealthStore) (Backen
 			f.mirror(st)
 			return st, nil
 		}
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return op(f.local)
 }
@@ -160,7 +129,7 @@ func (f *FallbackStore) AddEvent(ctx context.Context, key, id string, at time.Ti
 		if err == nil {
 			return n, nil
 		}
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return f.local.AddEvent(ctx, key, id, at, window)
 }
@@ -170,7 +139,7 @@ func (f *FallbackStore) ClearEvents(ctx context.Context, key string) error {
 	f.local.ClearEvents(ctx, key)
 	if f.usePrimary(ctx) {
 		if err := f.primary.ClearEvents(ctx, key); err != nil {
-			f.primaryFailed(err)
+			f.outage.Failed(err)
 		}
 	}
 	return nil
@@ -186,7 +155,7 @@ func (f *FallbackStore) States(ctx context.Context) ([]BackendState, error) {
 			}
 			return states, nil
 		}
-		f.primaryFailed(err)
+		f.outage.Failed(err)
 	}
 	return f.local.States(ctx)
 }

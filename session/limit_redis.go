@@ -162,20 +162,8 @@ func (r *RedisCounters) Held(ctx context.Context, key string) (int, error) {
 // until ctx is done; after a Redis outage the first round writes them
 // back. It returns nil.
 func (r *RedisCounters) Run(ctx context.Context) error {
-	t := time.NewTicker(r.cfg.Lease / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, leaseRenewTimeout)
-		if err := r.renew(rctx); err != nil && ctx.Err() == nil {
-			r.cfg.Log.Debug().Err(err).Msg("session: redis: lease renewal failed; retrying next round")
-		}
-		cancel()
-	}
+	everyRound(ctx, r.cfg.Lease/3, leaseRenewTimeout, r.renew, r.cfg.Log, "session: redis: lease renewal failed; retrying next round")
+	return nil
 }
 
 // renew performs one round of Run.

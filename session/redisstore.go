@@ -282,17 +282,25 @@ func (s *RedisStore) FollowTransitions(ctx context.Context, fn func(Transition))
 // keeps them from expiring and restores them after a Redis outage) and
 // retries failed deletes, until ctx is done. It returns nil.
 func (s *RedisStore) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.Refresh)
+	everyRound(ctx, s.cfg.Refresh, refreshTimeout, s.refresh, s.cfg.Log, "session: redis: refresh failed; retrying next round")
+	return nil
+}
+
+// everyRound calls round every interval, each call bounded by timeout,
+// until ctx is done; a failed round is logged (debug) with msg and left to
+// the next one.
+func everyRound(ctx context.Context, interval, timeout time.Duration, round func(context.Context) error, log zerolog.Logger, msg string) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
-		if err := s.refresh(rctx); err != nil && ctx.Err() == nil {
-			s.cfg.Log.Debug().Err(err).Msg("session: redis: refresh failed; retrying next round")
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		if err := round(rctx); err != nil && ctx.Err() == nil {
+			log.Debug().Err(err).Msg(msg)
 		}
 		cancel()
 	}

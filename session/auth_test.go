@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -217,25 +216,17 @@ func TestResumeRemoteBoundToSubject(t *testing.T) {
 func newForwardedServer(t *testing.T, cfg Config, remote string, hdr http.Header) *testServer {
 	t.Helper()
 	cfg.Log = zerolog.Nop()
-	hub := NewHub(cfg)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if remote != "" {
-			r.RemoteAddr = remote
-		}
-		for k, v := range hdr {
-			r.Header[k] = v
-		}
-		hub.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-		defer cancel()
-		if err := hub.Shutdown(ctx); err != nil {
-			t.Errorf("hub shutdown: %v", err)
-		}
-		srv.Close()
+	return serveHub(t, cfg, func(hub *Hub) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if remote != "" {
+				r.RemoteAddr = remote
+			}
+			for k, v := range hdr {
+				r.Header[k] = v
+			}
+			hub.ServeHTTP(w, r)
+		})
 	})
-	return &testServer{hub: hub, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"}
 }
 
 // TestAnonymousOnlyFromThisHost: without a secret, a client that is not on

@@ -71,11 +71,17 @@ type testServer struct {
 
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
+	return serveHub(t, cfg, func(hub *Hub) http.Handler { return hub })
+}
+
+// serveHub runs the Hub of cfg behind the handler front makes of it.
+func serveHub(t testing.TB, cfg Config, front func(*Hub) http.Handler) *testServer {
+	t.Helper()
 	if cfg.Log.GetLevel() == zerolog.TraceLevel {
 		cfg.Log = zerolog.Nop()
 	}
 	hub := NewHub(cfg)
-	srv := httptest.NewServer(hub)
+	srv := httptest.NewServer(front(hub))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()

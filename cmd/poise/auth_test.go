@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -227,25 +226,7 @@ func TestSessionAuthThroughServer(t *testing.T) {
 // lines of log, which say who may open sessions and reach ops.
 func startLogged(t *testing.T, getenv func(string) string, args ...string) (string, []string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve"}, args...), getenv, pw, io.Discard)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(waitLimit):
-			t.Error("serve did not stop")
-		}
-	})
-	sc := bufio.NewScanner(pr)
+	sc, drain := serveLogs(t, getenv, args...)
 	var lines []string
 	var addr string
 	for len(lines) < 3 && sc.Scan() {
@@ -255,7 +236,7 @@ func startLogged(t *testing.T, getenv func(string) string, args ...string) (stri
 			addr = l.Addr
 		}
 	}
-	go io.Copy(io.Discard, pr)
+	drain()
 	if addr == "" {
 		t.Fatalf("no address in %q", lines)
 	}

@@ -23,16 +23,10 @@ const waitLimit = 10 * time.Second
 // address, read from the first log line as a user would.
 func startServer(t *testing.T, getenv func(string) string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), getenv, pw, io.Discard)
-		pw.Close()
-	}()
-	lines := bufio.NewScanner(pr)
+	lines, drain := serveLogs(t, getenv, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	defer drain()
 	if !lines.Scan() {
-		t.Fatalf("no log line: %v", <-done)
+		t.Fatal("no log line (serve's error follows at cleanup)")
 	}
 	var first struct {
 		Addr, Message string
@@ -43,7 +37,22 @@ func startServer(t *testing.T, getenv func(string) string, args ...string) strin
 	if !strings.Contains(first.Message, first.Addr) {
 		t.Fatalf("first log line %q does not say where it listens", lines.Text())
 	}
-	go io.Copy(io.Discard, pr)
+	return first.Addr
+}
+
+// serveLogs runs `poise serve args...` in-process until the test ends
+// (then it must stop within waitLimit, without an error) and returns its
+// log lines as they come; drain discards the rest once the caller stops
+// reading.
+func serveLogs(t *testing.T, getenv func(string) string, args ...string) (lines *bufio.Scanner, drain func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve"}, args...), getenv, pw, io.Discard)
+		pw.Close()
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -55,7 +64,7 @@ func startServer(t *testing.T, getenv func(string) string, args ...string) strin
 			t.Error("serve did not stop")
 		}
 	})
-	return first.Addr
+	return bufio.NewScanner(pr), func() { go io.Copy(io.Discard, pr) }
 }
 
 func noEnv(string) string { return "" }

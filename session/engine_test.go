@@ -233,16 +233,24 @@ func TestEngineLevelsThroughOutages(t *testing.T) {
 // level message met on the way in *level.
 func (c *client) answerOrLevel(q string, level *msg) (first msg, text, end string) {
 	c.t.Helper()
+	return c.askSeeing(q, func(m msg) {
+		if m.str("type") == "level" && *level == nil {
+			*level = m
+		}
+	})
+}
+
+// askSeeing asks q and reads until its first useful content: the answer
+// (through answer_end: its text and end reason) or the coach. Any other
+// message met on the way goes to other; an error message fails the test.
+func (c *client) askSeeing(q string, other func(msg)) (first msg, text, end string) {
+	c.t.Helper()
 	c.send(map[string]any{"type": "question", "text": q})
 	for {
 		m := c.read()
 		switch m.str("type") {
 		case "error":
 			c.t.Fatalf("error message reached the client: %v", m)
-		case "level":
-			if *level == nil {
-				*level = m
-			}
 		case "coach":
 			if first == nil {
 				return m, "", ""
@@ -253,6 +261,8 @@ func (c *client) answerOrLevel(q string, level *msg) (first msg, text, end strin
 			return first, text, m.str("reason")
 		case "answer_delta":
 			text += m.str("text")
+		default:
+			other(m)
 		}
 	}
 }

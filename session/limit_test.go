@@ -62,27 +62,16 @@ func opsLimit(t *testing.T, store Store, id, limit string) {
 // met on the way, and fails on any error message.
 func (c *client) ask(q string) (first msg, limits []msg) {
 	c.t.Helper()
-	c.send(map[string]any{"type": "question", "text": q})
-	for {
-		m := c.read()
-		switch m.str("type") {
-		case "error":
-			c.t.Fatalf("error message reached the client: %v", m)
-		case "limit":
-			if m.seq() == 0 {
-				c.t.Fatalf("limit message without seq: %v", m)
-			}
-			limits = append(limits, m)
-		case "coach":
-			if first == nil {
-				return m, limits
-			}
-		case "answer_start":
-			first = m
-		case "answer_end":
-			return first, limits
+	first, _, _ = c.askSeeing(q, func(m msg) {
+		if m.str("type") != "limit" {
+			return
 		}
-	}
+		if m.seq() == 0 {
+			c.t.Fatalf("limit message without seq: %v", m)
+		}
+		limits = append(limits, m)
+	})
+	return first, limits
 }
 
 // checkLimit fails unless m is the limit message of limit in lang, lifting

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -200,47 +199,21 @@ func TestRedisLeasesOfADeadNode(t *testing.T) {
 }
 
 // switchCounters forwards to MemoryCounters, or fails every call while
-// down, counting the calls.
+// its switch is down, counting the calls.
 type switchCounters struct {
 	*MemoryCounters
-	mu    sync.Mutex
-	down  bool
-	calls int
-}
-
-var errCountersDown = errors.New("counters down")
-
-func (s *switchCounters) fail() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls++
-	if s.down {
-		return errCountersDown
-	}
-	return nil
-}
-
-func (s *switchCounters) set(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
-}
-
-func (s *switchCounters) callCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls
+	redistest.Switch
 }
 
 func (s *switchCounters) Add(ctx context.Context, key string, n, limit int64, w time.Duration, now time.Time) (int64, bool, error) {
-	if err := s.fail(); err != nil {
+	if err := s.Call(); err != nil {
 		return 0, false, err
 	}
 	return s.MemoryCounters.Add(ctx, key, n, limit, w, now)
 }
 
 func (s *switchCounters) Held(ctx context.Context, key string) (int, error) {
-	if err := s.fail(); err != nil {
+	if err := s.Call(); err != nil {
 		return 0, err
 	}
 	return s.MemoryCounters.Held(ctx, key)
@@ -264,8 +237,8 @@ func TestFallbackCountersWhileSharedAway(t *testing.T) {
 	}
 	add()
 	add()
-	shared.set(true)
-	before := shared.callCount()
+	shared.Set(true)
+	before := shared.Calls()
 	if n, ok := add(); !ok || n != 3 {
 		t.Fatalf("first count while away: %d %v; want 3, continuing from the shared 2", n, ok)
 	}
@@ -275,13 +248,13 @@ func TestFallbackCountersWhileSharedAway(t *testing.T) {
 	if n, ok := add(); ok || n != 4 {
 		t.Fatalf("over the limit while away: %d %v; want refused", n, ok)
 	}
-	if got := shared.callCount() - before; got != 1 {
+	if got := shared.Calls() - before; got != 1 {
 		t.Fatalf("the failing counters were asked %d times within the cooldown, want 1", got)
 	}
 	if n, err := f.Held(ctx, "sessions:alice"); err != nil || n != 0 {
 		t.Fatalf("held while away: %d %v", n, err)
 	}
-	shared.set(false)
+	shared.Set(false)
 	clock.Advance(5 * time.Second)
 	if n, ok := add(); !ok || n != 3 {
 		t.Fatalf("after the cooldown: %d %v; want the shared count (2) plus one", n, ok)

@@ -2,7 +2,6 @@ package tiers
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -215,49 +214,29 @@ func TestHealthSharedRedisAcrossNodes(t *testing.T) {
 	}
 }
 
-// failingStore is a HealthStore whose every call fails while down is set,
-// and otherwise forwards to a MemoryStore.
+// failingStore is a HealthStore whose every call fails while its switch
+// is down, and otherwise forwards to a MemoryStore.
 type failingStore struct {
 	*MemoryStore
-	mu   sync.Mutex
-	down bool
-	hits int
-}
-
-var errStoreDown = errors.New("store down")
-
-func (f *failingStore) fail() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.hits++
-	if f.down {
-		return errStoreDown
-	}
-	return nil
-}
-
-func (f *failingStore) set(down bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.down = down
+	redistest.Switch
 }
 
 func (f *failingStore) Probe(ctx context.Context, name string, round int64, pass bool, at time.Time) (BackendState, error) {
-	if err := f.fail(); err != nil {
+	if err := f.Call(); err != nil {
 		return BackendState{}, err
 	}
 	return f.MemoryStore.Probe(ctx, name, round, pass, at)
 }
 
 func (f *failingStore) SetState(ctx context.Context, name string, st State, at time.Time) (BackendState, bool, error) {
-	if err := f.fail(); err != nil {
+	if err := f.Call(); err != nil {
 		return BackendState{}, false, err
 	}
 	return f.MemoryStore.SetState(ctx, name, st, at)
 }
 
 func (f *failingStore) States(ctx context.Context) ([]BackendState, error) {
-	if err := f.fail(); err != nil {
+	if err := f.Call(); err != nil {
 		return nil, err
 	}
 	return f.MemoryStore.States(ctx)
@@ -279,8 +258,8 @@ func TestFallbackStoreKeepsJudging(t *testing.T) {
 	if !h.Down(L1) {
 		t.Fatal("L1 not down")
 	}
-	primary.set(true)
-	hits := primary.hits
+	primary.Set(true)
+	hits := primary.Calls()
 	// Two passing rounds while the shared store is down: counted locally,
 	// continuing from the shared "down", so L1 stays down (3 are needed).
 	for range 2 {
@@ -290,8 +269,8 @@ func TestFallbackStoreKeepsJudging(t *testing.T) {
 	if !h.Down(L1) {
 		t.Fatal("L1 came up on the local store without 3 passing rounds")
 	}
-	if primary.hits-hits != 1 {
-		t.Fatalf("the failing store was tried %d times within the cooldown, want 1", primary.hits-hits)
+	if primary.Calls()-hits != 1 {
+		t.Fatalf("the failing store was tried %d times within the cooldown, want 1", primary.Calls()-hits)
 	}
 	clock.Advance(time.Second)
 	h.CheckNow(ctx)
@@ -299,7 +278,7 @@ func TestFallbackStoreKeepsJudging(t *testing.T) {
 		t.Fatal("L1 still down after 3 passing rounds on the local store")
 	}
 	// The shared store returns: this node's decision is written back.
-	primary.set(false)
+	primary.Set(false)
 	clock.Advance(5 * time.Second)
 	h.CheckNow(ctx)
 	states, _ := primary.MemoryStore.States(ctx)

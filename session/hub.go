@@ -245,13 +245,14 @@ func (h *Hub) create(subject string, m inbound) (*Session, *protocolError) {
 	if subject == "" {
 		subject = "anon:" + id
 	}
+	if !h.limiter.openSession(subject, id) { // outside the lock: it may wait for Redis
+		return nil, refuse(codeTooMany, "subject already has %d live sessions", h.cfg.Limits.SessionsPerSubject)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
+		h.rec.enqueue(func(ctx context.Context) error { return h.limiter.releaseSession(ctx, subject, id) })
 		return nil, refuse(codeUnknownSession, "server shutting down")
-	}
-	if !h.limiter.openSession(subject, h.sessions) {
-		return nil, refuse(codeTooMany, "subject already has %d live sessions", h.cfg.Limits.SessionsPerSubject)
 	}
 	autoAnswer := m.AutoAnswer == nil || *m.AutoAnswer
 	s := newSession(h, id, token, subject, *m.Profile, autoAnswer)

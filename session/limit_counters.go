@@ -20,14 +20,15 @@ type Counters interface {
 	// are aligned to the Unix epoch (a 24h window is a UTC day), so every
 	// node agrees on them; a negative n (a correction) is always added.
 	Add(ctx context.Context, key string, n, limit int64, w time.Duration, now time.Time) (count int64, ok bool, err error)
-	// Hold adds member to the set key until Release. On Redis a held
-	// member is a lease that its process renews while it runs, so the
-	// members of a process that died stop counting.
-	Hold(ctx context.Context, key, member string) error
+	// Hold adds member to the set key until Release, unless limit > 0
+	// and the set already holds limit other members: check and add are
+	// one step, so concurrent holds (on any node) never pass the limit.
+	// It reports whether member is held. On Redis a held member is a
+	// lease that its process renews while it runs, so the members of a
+	// process that died stop counting.
+	Hold(ctx context.Context, key, member string, limit int) (bool, error)
 	// Release removes member from the set key.
 	Release(ctx context.Context, key, member string) error
-	// Held counts the members of the set key.
-	Held(ctx context.Context, key string) (int, error)
 }
 
 // windowStart is the start of the window of length w that contains t,
@@ -126,16 +127,19 @@ func (m *MemoryCounters) sweep(now time.Time) {
 }
 
 // Hold implements Counters.
-func (m *MemoryCounters) Hold(_ context.Context, key, member string) error {
+func (m *MemoryCounters) Hold(_ context.Context, key, member string, limit int) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set := m.held[key]
+	if _, ok := set[member]; !ok && limit > 0 && len(set) >= limit {
+		return false, nil
+	}
 	if set == nil {
 		set = map[string]struct{}{}
 		m.held[key] = set
 	}
 	set[member] = struct{}{}
-	return nil
+	return true, nil
 }
 
 // Release implements Counters.
@@ -149,9 +153,3 @@ func (m *MemoryCounters) Release(_ context.Context, key, member string) error {
 	return nil
 }
 
-// Held implements Counters.
-func (m *MemoryCounters) Held(_ context.Context, key string) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.held[key]), nil
-}

@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,24 +120,19 @@ func testCounterWindows(t *testing.T, c Counters, clock *testClock) {
 
 func testCounterHolds(t *testing.T, c Counters) {
 	ctx := t.Context()
-	held := func(key string) int {
+	hold := func(member string, limit int, want bool) {
 		t.Helper()
-		n, err := c.Held(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	for _, m := range []string{"s1", "s2", "s1"} {
-		if err := c.Hold(ctx, "sessions:alice", m); err != nil {
-			t.Fatal(err)
+		ok, err := c.Hold(ctx, "sessions:alice", member, limit)
+		if err != nil || ok != want {
+			t.Fatalf("Hold(%s, limit %d) = %v, %v; want %v", member, limit, ok, err, want)
 		}
 	}
-	if n := held("sessions:alice"); n != 2 {
-		t.Fatalf("held %d, want 2 (s1 twice counts once)", n)
-	}
-	if n := held("sessions:bob"); n != 0 {
-		t.Fatalf("bob holds %d", n)
+	hold("s1", 2, true)
+	hold("s2", 2, true)
+	hold("s1", 2, true) // held already: no new member
+	hold("s3", 2, false)
+	if ok, err := c.Hold(ctx, "sessions:bob", "b1", 1); err != nil || !ok {
+		t.Fatalf("bob's first session: %v %v", ok, err)
 	}
 	if err := c.Release(ctx, "sessions:alice", "s1"); err != nil {
 		t.Fatal(err)
@@ -143,8 +140,27 @@ func testCounterHolds(t *testing.T, c Counters) {
 	if err := c.Release(ctx, "sessions:alice", "unknown"); err != nil {
 		t.Fatal(err)
 	}
-	if n := held("sessions:alice"); n != 1 {
-		t.Fatalf("after a release: held %d, want 1", n)
+	hold("s3", 2, true) // after a release there is room
+	hold("s4", 2, false)
+	hold("s4", 0, true) // no limit: always held
+}
+
+// TestCounterHoldsConcurrent: holds racing for the last places never
+// pass the limit.
+func TestCounterHoldsConcurrent(t *testing.T) {
+	c := NewMemoryCounters()
+	var held atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			if ok, _ := c.Hold(t.Context(), "sessions:alice", strconv.Itoa(i), 3); ok {
+				held.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := held.Load(); n != 3 {
+		t.Fatalf("%d of 50 racing holds got in, want 3", n)
 	}
 }
 
@@ -177,14 +193,14 @@ func TestRedisLeasesOfADeadNode(t *testing.T) {
 	alive := NewRedisCounters(redistest.Dial(t, url), cfg)
 	dead := NewRedisCounters(redistest.Dial(t, url), cfg)
 	ctx := t.Context()
-	if err := alive.Hold(ctx, "sessions:alice", "s1"); err != nil {
-		t.Fatal(err)
+	if ok, err := alive.Hold(ctx, "sessions:alice", "s1", 2); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
-	if err := dead.Hold(ctx, "sessions:alice", "s2"); err != nil {
-		t.Fatal(err)
+	if ok, err := dead.Hold(ctx, "sessions:alice", "s2", 2); err != nil || !ok {
+		t.Fatal(ok, err)
 	}
-	if n, _ := alive.Held(ctx, "sessions:alice"); n != 2 {
-		t.Fatalf("held %d, want 2", n)
+	if ok, _ := alive.Hold(ctx, "sessions:alice", "s3", 2); ok {
+		t.Fatal("a third session held while both leases run")
 	}
 	for range 3 { // one lease and a bit: only the live node renews
 		clock.Advance(cfg.Lease / 3)
@@ -193,8 +209,8 @@ func TestRedisLeasesOfADeadNode(t *testing.T) {
 		}
 	}
 	clock.Advance(time.Second)
-	if n, _ := alive.Held(ctx, "sessions:alice"); n != 1 {
-		t.Fatalf("held %d a lease after a node stopped renewing, want 1", n)
+	if ok, err := alive.Hold(ctx, "sessions:alice", "s3", 2); err != nil || !ok {
+		t.Fatalf("a lease after a node stopped renewing, its session still counts: %v %v", ok, err)
 	}
 }
 
@@ -212,11 +228,11 @@ func (s *switchCounters) Add(ctx context.Context, key string, n, limit int64, w 
 	return s.MemoryCounters.Add(ctx, key, n, limit, w, now)
 }
 
-func (s *switchCounters) Held(ctx context.Context, key string) (int, error) {
+func (s *switchCounters) Hold(ctx context.Context, key, member string, limit int) (bool, error) {
 	if err := s.Call(); err != nil {
-		return 0, err
+		return false, err
 	}
-	return s.MemoryCounters.Held(ctx, key)
+	return s.MemoryCounters.Hold(ctx, key, member, limit)
 }
 
 // TestFallbackCountersWhileSharedAway: while the shared counters fail,
@@ -251,8 +267,11 @@ func TestFallbackCountersWhileSharedAway(t *testing.T) {
 	if got := shared.Calls() - before; got != 1 {
 		t.Fatalf("the failing counters were asked %d times within the cooldown, want 1", got)
 	}
-	if n, err := f.Held(ctx, "sessions:alice"); err != nil || n != 0 {
-		t.Fatalf("held while away: %d %v", n, err)
+	if ok, err := f.Hold(ctx, "sessions:alice", "s1", 1); err != nil || !ok {
+		t.Fatalf("hold while away: %v %v; want held on this node", ok, err)
+	}
+	if ok, _ := f.Hold(ctx, "sessions:alice", "s2", 1); ok {
+		t.Fatal("this node's hold passed the limit while away")
 	}
 	shared.Set(false)
 	clock.Advance(5 * time.Second)
@@ -273,8 +292,8 @@ func TestRedisCountersUnreachable(t *testing.T) {
 	if _, _, err := c.Add(ctx, "q:alice", 1, 3, time.Minute, time.Now()); err == nil {
 		t.Fatal("Add on a dead Redis: no error")
 	}
-	if _, err := c.Held(ctx, "sessions:alice"); err == nil {
-		t.Fatal("Held on a dead Redis: no error")
+	if _, err := c.Hold(ctx, "sessions:alice", "s1", 2); err == nil {
+		t.Fatal("Hold on a dead Redis: no error")
 	}
 	f := NewFallbackCounters(c, 0, nil, zerolog.Nop())
 	if n, ok, err := f.Add(ctx, "q:alice", 1, 3, time.Minute, time.Now()); err != nil || !ok || n != 1 {

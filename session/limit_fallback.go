@@ -53,12 +53,31 @@ func (f *FallbackCounters) Add(ctx context.Context, key string, n, limit int64, 
 	return f.local.Add(ctx, key, n, limit, w, now)
 }
 
-// Hold implements Counters on both; it fails only if the local set does.
-func (f *FallbackCounters) Hold(ctx context.Context, key, member string) error {
-	if err := f.primary.Hold(ctx, key, member); err != nil {
+// Hold implements Counters: with a limit, the primary decides and a
+// member it holds is held locally too; while the primary fails, the local
+// set decides.
+func (f *FallbackCounters) Hold(ctx context.Context, key, member string, limit int) (bool, error) {
+	if limit <= 0 {
+		// An unconditional hold (the recorder's, off any hello's path)
+		// goes to both, like Release, even while cooling down: the
+		// primary keeps the member for its renewals after an outage.
+		if _, err := f.primary.Hold(ctx, key, member, 0); err != nil {
+			f.outage.Failed(err)
+		}
+		return f.local.Hold(ctx, key, member, 0)
+	}
+	if f.usePrimary() {
+		ok, err := f.primary.Hold(ctx, key, member, limit)
+		if err == nil {
+			f.outage.Answered()
+			if ok {
+				return f.local.Hold(ctx, key, member, 0)
+			}
+			return false, nil
+		}
 		f.outage.Failed(err)
 	}
-	return f.local.Hold(ctx, key, member)
+	return f.local.Hold(ctx, key, member, limit)
 }
 
 // Release implements Counters on both; it fails only if the local set does.
@@ -69,16 +88,3 @@ func (f *FallbackCounters) Release(ctx context.Context, key, member string) erro
 	return f.local.Release(ctx, key, member)
 }
 
-// Held implements Counters: the primary's count, or this node's alone
-// while the primary fails.
-func (f *FallbackCounters) Held(ctx context.Context, key string) (int, error) {
-	if f.usePrimary() {
-		n, err := f.primary.Held(ctx, key)
-		if err == nil {
-			f.outage.Answered()
-			return n, nil
-		}
-		f.outage.Failed(err)
-	}
-	return f.local.Held(ctx, key)
-}

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -92,9 +91,31 @@ func (r *RedisCounters) Add(ctx context.Context, key string, n, limit int64, w t
 	return res[0], res[1] == 1, nil
 }
 
-// Hold implements Counters: the member is remembered for Run's renewals
-// first, so a hold that fails now is written by the next renewal.
-func (r *RedisCounters) Hold(ctx context.Context, key, member string) error {
+// holdLease holds a member of a lease set unless the set is full.
+// KEYS[1] the set; ARGV now (ms), the lease's expiry (ms), member, limit
+// (0: none), the key's ttl (ms). Returns 1 when member is held.
+var holdLease = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local limit = tonumber(ARGV[4])
+if limit > 0 and not redis.call('ZSCORE', KEYS[1], ARGV[3]) and redis.call('ZCARD', KEYS[1]) >= limit then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1`)
+
+// Hold implements Counters: a member held, or not known to be refused
+// (Redis failed), is remembered for Run's renewals, so a hold that fails
+// now is written by the next renewal.
+func (r *RedisCounters) Hold(ctx context.Context, key, member string, limit int) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	now := r.cfg.Now()
+	held, err := holdLease.Run(ctx, r.rdb, []string{limitKeyPrefix + key}, now.UnixMilli(),
+		now.Add(r.cfg.Lease).UnixMilli(), member, limit, (2 * r.cfg.Lease).Milliseconds()).Int()
+	if err == nil && held == 0 {
+		return false, nil
+	}
 	r.mu.Lock()
 	set := r.held[key]
 	if set == nil {
@@ -103,16 +124,10 @@ func (r *RedisCounters) Hold(ctx context.Context, key, member string) error {
 	}
 	set[member] = struct{}{}
 	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		r.lease(ctx, p, key, []string{member})
-		return nil
-	})
 	if err != nil {
-		return fmt.Errorf("session: redis: hold %s: %w", key, err)
+		return false, fmt.Errorf("session: redis: hold %s: %w", key, err)
 	}
-	return nil
+	return true, nil
 }
 
 // lease queues the writes that hold members of key for one more Lease.
@@ -142,21 +157,6 @@ func (r *RedisCounters) Release(ctx context.Context, key, member string) error {
 	return nil
 }
 
-// Held implements Counters: expired leases are dropped, then counted out.
-func (r *RedisCounters) Held(ctx context.Context, key string) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
-	var card *redis.IntCmd
-	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRemRangeByScore(ctx, limitKeyPrefix+key, "-inf", strconv.FormatInt(r.cfg.Now().UnixMilli(), 10))
-		card = p.ZCard(ctx, limitKeyPrefix+key)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("session: redis: held %s: %w", key, err)
-	}
-	return int(card.Val()), nil
-}
 
 // Run renews the leases of this process's held members every Lease/3
 // until ctx is done; after a Redis outage the first round writes them

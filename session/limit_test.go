@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,6 +306,43 @@ func TestLimitsSharedBetweenHubs(t *testing.T) {
 	third.send(tokenHello(t, secret, "alice"))
 	if e := third.readType("error"); e.str("code") != codeTooMany {
 		t.Fatalf("third session (one live on each node): %v, want %s", e, codeTooMany)
+	}
+}
+
+// TestSessionsRaceOnTwoHubs: hellos of one subject racing on two hubs
+// that share a Redis never open more than sessions_per_subject sessions:
+// the check and the hold are one step.
+func TestSessionsRaceOnTwoHubs(t *testing.T) {
+	url := redistest.URL(t, redistest.DBSession)
+	const secret = "test-secret"
+	const racers = 12
+	limits := Limits{SessionsPerSubject: 2}
+	node := func() *testServer {
+		return newTestServer(t, Config{Secret: secret, Limits: limits, Health: newFakeHealth(tiers.L3),
+			Counters: sharedCounters(t, url)})
+	}
+	nodes := []*testServer{node(), node()}
+	clients := make([]*client, racers)
+	for i := range clients {
+		clients[i] = nodes[i%2].dial(t)
+	}
+	var wg sync.WaitGroup
+	replies := make([]string, racers)
+	for i, c := range clients {
+		wg.Go(func() {
+			c.send(tokenHello(t, secret, "racer"))
+			replies[i] = c.read().str("type")
+		})
+	}
+	wg.Wait()
+	welcomes := 0
+	for _, r := range replies {
+		if r == "welcome" {
+			welcomes++
+		}
+	}
+	if welcomes != limits.SessionsPerSubject {
+		t.Fatalf("%d racing hellos on two hubs: %d welcomes (%v), want %d", racers, welcomes, replies, limits.SessionsPerSubject)
 	}
 }
 

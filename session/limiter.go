@@ -67,45 +67,39 @@ func (l *limiter) add(key string, n, limit int64, w time.Duration, now time.Time
 	return ok
 }
 
-// openSession reports whether subject may open one more session, given
-// the live ones on this node and, when Counters are shared, the sessions
-// every node holds. The caller holds the hub's lock over sessions.
-func (l *limiter) openSession(subject string, live map[string]*Session) bool {
+// openSession holds session id of subject if subject has fewer than
+// sessions_per_subject live sessions (on any node, with shared Counters),
+// in one step, so concurrent hellos never pass the limit. It reports
+// whether the session may open; a Counters failure lets it open. Call it
+// outside the hub's lock: it may wait for Redis.
+func (l *limiter) openSession(subject, id string) bool {
 	limit := l.limits.SessionsPerSubject
 	if limit <= 0 {
 		return true
 	}
-	n := 0
-	for _, s := range live {
-		if s.subject == subject {
-			n++
-		}
+	ctx, cancel := l.ctx()
+	defer cancel()
+	ok, err := l.counters.Hold(ctx, sessionsKey(subject), id, limit)
+	if err != nil {
+		l.log.Debug().Err(err).Str("subject", subject).Msg("session: limit: session hold failed; allowed")
+		return true
 	}
-	if n < limit {
-		ctx, cancel := l.ctx()
-		held, err := l.counters.Held(ctx, sessionsKey(subject))
-		cancel()
-		if err == nil {
-			n = max(n, held)
-		}
-	}
-	if n >= limit {
+	if !ok {
 		l.metrics.limitHit(limitSessions)
-		return false
 	}
-	return true
+	return ok
 }
 
-// holdSession counts a live session of subject while it lives, and
+// holdSession counts a live session of subject while it lives, whatever
+// the limit (a session resumed from another node is held here now), and
 // releaseSession stops counting it when it ends. Both run on the hub's
-// recorder, in order, never on a session: a hold that lags lets a hello
-// in, a release that lags (milliseconds after a session that ended) may
-// refuse one.
+// recorder, in order, never on a session.
 func (l *limiter) holdSession(ctx context.Context, subject, id string) error {
 	if l.limits.SessionsPerSubject <= 0 {
 		return nil
 	}
-	return l.counters.Hold(ctx, sessionsKey(subject), id)
+	_, err := l.counters.Hold(ctx, sessionsKey(subject), id, 0)
+	return err
 }
 
 func (l *limiter) releaseSession(ctx context.Context, subject, id string) error {

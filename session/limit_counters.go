@@ -152,4 +152,3 @@ func (m *MemoryCounters) Release(_ context.Context, key, member string) error {
 	}
 	return nil
 }
-

@@ -87,4 +87,3 @@ func (f *FallbackCounters) Release(ctx context.Context, key, member string) erro
 	}
 	return f.local.Release(ctx, key, member)
 }
-

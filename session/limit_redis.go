@@ -157,7 +157,6 @@ func (r *RedisCounters) Release(ctx context.Context, key, member string) error {
 	return nil
 }
 
-
 // Run renews the leases of this process's held members every Lease/3
 // until ctx is done; after a Redis outage the first round writes them
 // back. It returns nil.

@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/poise-dev/poise/tiers"
 )
 
 // Hub accepts WebSocket connections on /ws and creates, resumes and ends
@@ -105,7 +105,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the other: the reader by close, the writer by closing the socket.
 	var writer sync.WaitGroup
 	writer.Go(func() { c.writeLoop(h.ctx) })
-	h.serveConn(h.ctx, c, isLocal(r))
+	h.serveConn(h.ctx, c, tiers.LocalRequest(r))
 	c.close(websocket.StatusNormalClosure, "")
 	writer.Wait()
 }
@@ -304,18 +304,6 @@ func reject(ctx context.Context, c *conn, perr *protocolError) {
 	c.close(websocket.StatusPolicyViolation, perr.Code)
 }
 
-// isLocal reports whether r comes from this host: a loopback peer that is
-// not a reverse proxy passing on someone else's request (which names the
-// client in a forwarding header).
-func isLocal(r *http.Request) bool {
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
-		if r.Header.Get(h) != "" {
-			return false
-		}
-	}
-	return isLoopback(r.RemoteAddr)
-}
-
 // originPatterns adds, for each "host:*" pattern, the bare host: an Origin
 // on the scheme's default port carries no port, and "any port" includes it.
 func originPatterns(patterns []string) []string {
@@ -326,15 +314,6 @@ func originPatterns(patterns []string) []string {
 		}
 	}
 	return out
-}
-
-func isLoopback(remoteAddr string) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func randomID() string {

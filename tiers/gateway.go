@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -121,15 +120,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks the client's key: a bearer key from gateway.keys, or,
-// when no keys are configured, a loopback client. It answers 401 or 403
+// when no keys are configured, a client on this host (LocalRequest). It answers 401 or 403
 // itself when it returns false.
 func (g *Gateway) authorized(w http.ResponseWriter, r *http.Request) bool {
 	keys := g.plan.cfg.Keys
 	if len(keys) == 0 {
-		if isLoopback(r.RemoteAddr) {
+		if LocalRequest(r) {
 			return true
 		}
-		writeGatewayError(w, http.StatusForbidden, gatewayError{Message: "gateway.keys is empty: only loopback clients are served",
+		writeGatewayError(w, http.StatusForbidden, gatewayError{Message: "gateway.keys is empty: only clients on this host are served",
 			Type: typeInvalidRequest, Code: "forbidden"})
 		return false
 	}
@@ -144,15 +143,6 @@ func (g *Gateway) authorized(w http.ResponseWriter, r *http.Request) bool {
 	writeGatewayError(w, http.StatusUnauthorized, gatewayError{Message: "Incorrect API key provided. Send one of gateway.keys as a bearer token.",
 		Type: typeInvalidRequest, Code: "invalid_api_key"})
 	return false
-}
-
-func isLoopback(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // modelObject is one entry of GET /v1/models.

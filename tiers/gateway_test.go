@@ -132,13 +132,19 @@ func TestGatewayAuth(t *testing.T) {
 		if _, err := anyKey.Chat.Completions.New(t.Context(), chatParams(gwModel)); err != nil {
 			t.Fatalf("loopback client: %v", err)
 		}
-		// A client from elsewhere; a real one cannot be made on loopback.
-		req := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
-		req.RemoteAddr = "203.0.113.7:40000"
-		rec := httptest.NewRecorder()
-		open.gw.ServeHTTP(rec, req)
-		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "loopback") {
-			t.Fatalf("remote client: %d %s", rec.Code, rec.Body)
+		// A client from elsewhere (a real one cannot be made on loopback),
+		// and one a reverse proxy on this host passed on.
+		remote := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+		remote.RemoteAddr = "203.0.113.7:40000"
+		proxied := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+		proxied.RemoteAddr = "127.0.0.1:40000"
+		proxied.Header.Set("X-Forwarded-For", "203.0.113.7")
+		for name, req := range map[string]*http.Request{"remote": remote, "proxied": proxied} {
+			rec := httptest.NewRecorder()
+			open.gw.ServeHTTP(rec, req)
+			if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "on this host") {
+				t.Fatalf("%s client: %d %s", name, rec.Code, rec.Body)
+			}
 		}
 	})
 }

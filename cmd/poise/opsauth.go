@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/poise-dev/poise/tiers"
 )
 
 // Ops access. The operator endpoints (/ops, /ops/api/*, the -demo faults,
@@ -54,7 +56,7 @@ func (a *app) opsAuth() opsAuth { return opsAuth{token: a.cfg.Ops.Token, now: ti
 // access decides r's access and whether it came by cookie.
 func (o opsAuth) access(r *http.Request) (opsAccess, bool) {
 	if o.token == "" {
-		if isLocalRequest(r) {
+		if tiers.LocalRequest(r) {
 			return opsAllowed, false
 		}
 		return opsNotLocal, false
@@ -205,27 +207,6 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(o)
 	return err == nil && strings.EqualFold(u.Host, r.Host)
-}
-
-// isLocalRequest reports whether r comes from this host: a loopback peer
-// that is not a reverse proxy passing on someone else's request (which
-// names the client in a forwarding header).
-func isLocalRequest(r *http.Request) bool {
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
-		if r.Header.Get(h) != "" {
-			return false
-		}
-	}
-	return isLoopbackRemote(r.RemoteAddr)
-}
-
-func isLoopbackRemote(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func isLoopbackAddr(a net.Addr) bool {

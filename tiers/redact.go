@@ -13,7 +13,9 @@ const redactedKey = "[api key]"
 // withoutKey returns e with key cut out of the provider's message and the
 // underlying error's text. Some OpenAI-compatible servers echo the key they
 // got ("Incorrect API key provided: sk-…"), and these errors are logged
-// and, by the gateway, passed on to its clients.
+// and, by the gateway, passed on to its clients. An HTTP error body has
+// the key cut out already (errorBodies); this catches the rest, such as an
+// error event inside a stream.
 func withoutKey(e *Error, key string) *Error {
 	if e == nil || len(key) < minRedactedKey {
 		return e

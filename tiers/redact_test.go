@@ -3,8 +3,14 @@ package tiers
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
 )
 
 func TestWithoutKey(t *testing.T) {
@@ -33,5 +39,31 @@ func TestWithoutKey(t *testing.T) {
 	}
 	if withoutKey(nil, key) != nil {
 		t.Error("nil in, not nil out")
+	}
+}
+
+// TestErrorBodyWithoutKey: a vendor that echoes the key in a 400 error
+// body: neither the engine's error nor the error object the gateway
+// passes on to its client carries the key.
+func TestErrorBodyWithoutKey(t *testing.T) {
+	const key = "sk-proj-0123456789abcdef"
+	vendor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+r.Header.Get("Authorization")[len("Bearer "):]+
+			`","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	defer vendor.Close()
+	src := NewSource(Endpoint{Name: "v", BaseURL: vendor.URL, APIKey: key, Model: "m"}, nil)
+	res := src.stream(t.Context(), call{messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		model: "m", firstToken: time.Second, maxTokens: maxTokensFull}, func(string) bool { return true })
+	if res.err == nil || res.err.Status != http.StatusBadRequest {
+		t.Fatalf("error = %v, want the vendor's 400", res.err)
+	}
+	ge, _ := providerError(res.err)
+	for what, s := range map[string]string{"error": res.err.Error(), "message": res.err.Message, "gateway body": string(ge.body())} {
+		if strings.Contains(s, key) || !strings.Contains(s, redactedKey) {
+			t.Errorf("%s %q: key not replaced", what, s)
+		}
 	}
 }

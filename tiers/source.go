@@ -79,7 +79,7 @@ func NewSource(ep Endpoint, hc *http.Client) *Source {
 		option.WithHeaderDel("OpenAI-Project"),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
-		option.WithMiddleware(keepErrorStatus),
+		option.WithMiddleware(errorBodies(ep.APIKey)),
 	)
 	return &Source{ep: ep, client: client, stall: ms(orDefault(ep.StallMS, defaultStallMS))}
 }

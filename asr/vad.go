@@ -70,18 +70,17 @@ type VAD struct {
 	hpAlpha         float64
 
 	// State.
-	pos        int64   // samples seen so far
-	floorDB    float64 // noise floor estimate, dB of mean square (full scale = 0)
-	seeded     bool    // floorDB has been set from a first frame
-	hpIn       float64 // last input sample, for the high-pass filter
-	hpOut      float64 // last filter output
-	speaking   bool    // an utterance is open
-	run        int     // consecutive speech frames while not speaking
-	runStart   int64   // first sample of that run
-	quiet      int     // consecutive non-speech frames while speaking
-	onset      int64   // start of the open utterance's speech
-	speechEnd  int64   // sample after the last speech frame of the open utterance
-	lastSpeech bool    // the last frame was speech
+	pos       int64   // samples seen so far
+	floorDB   float64 // noise floor estimate, dB of mean square (full scale = 0)
+	seeded    bool    // floorDB has been set from a first frame
+	hpIn      float64 // last input sample, for the high-pass filter
+	hpOut     float64 // last filter output
+	speaking  bool    // an utterance is open
+	run       int     // consecutive speech frames while not speaking
+	runStart  int64   // first sample of that run
+	quiet     int     // consecutive non-speech frames while speaking
+	onset     int64   // start of the open utterance's speech
+	speechEnd int64   // sample after the last speech frame of the open utterance
 }
 
 // NewVAD returns a detector for cfg's VAD and timing fields (zero fields
@@ -106,12 +105,6 @@ func framesFor(msec int) int {
 	return max(1, (msec+frameMs-1)/frameMs)
 }
 
-// Speaking reports whether an utterance is open.
-func (v *VAD) Speaking() bool { return v.speaking }
-
-// LastFrameSpeech reports whether the last frame counted as speech.
-func (v *VAD) LastFrameSpeech() bool { return v.lastSpeech }
-
 // Process takes the next frame (FrameSamples long for the documented
 // timings; any length works) and returns the boundary it completes, if any.
 // It does not allocate.
@@ -127,7 +120,6 @@ func (v *VAD) Process(frame []int16) Boundary {
 	}
 	speech := level > max(v.floorDB, v.minFloorDB)+v.thresholdDB &&
 		(v.maxZCR <= 0 || zcr <= v.maxZCR)
-	v.lastSpeech = speech
 	v.trackFloor(level, speech || v.speaking)
 	if !v.speaking {
 		return v.whileIdle(speech, start)

@@ -109,10 +109,6 @@ func (l *limiter) releaseSession(ctx context.Context, subject, id string) error 
 	return l.counters.Release(ctx, sessionsKey(subject), id)
 }
 
-// question reports whether subject may ask one more question now, and
-// counts it if so.
-func (l *limiter) question(subject string) bool { return l.takeQuestion(subject).ok }
-
 // takeQuestion counts one question of subject against
 // questions_per_minute, or refuses it until the minute ends.
 func (l *limiter) takeQuestion(subject string) verdict {

@@ -101,12 +101,6 @@ func WithClock(now func() time.Time) HealthOption { return func(h *Health) { h.n
 // WithNode names this node in event ids (default: a random id).
 func WithNode(name string) HealthOption { return func(h *Health) { h.node = name } }
 
-// WithHTTPClient sets the client of the default HTTP probes (default:
-// NewHTTPClient()).
-func WithHTTPClient(hc *http.Client) HealthOption {
-	return func(h *Health) { h.hc = hc }
-}
-
 // NewHealth returns a health center for cfg. It probes cfg's L1 vendors
 // and local model with HTTPProbe; probes adds the others (the templates'
 // check at L3) or replaces a default probe of the same name. A level is
@@ -123,15 +117,13 @@ func NewHealth(cfg Config, probes []Probe, log zerolog.Logger, m *Metrics, opts 
 		levelDown: map[Level]bool{},
 		backends:  map[string]BackendState{},
 		subs:      map[*subscriber]struct{}{},
+		hc:        NewHTTPClient(),
 	}
 	for _, o := range opts {
 		o(h)
 	}
 	if h.store == nil {
 		h.store = NewMemoryStore()
-	}
-	if h.hc == nil {
-		h.hc = NewHTTPClient()
 	}
 	h.addProbes(configProbes(h.cfg, h.hc), probes)
 	h.addProbes(nil, h.gatewayProbes())

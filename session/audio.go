@@ -72,8 +72,8 @@ func (s *Session) onAudio(data []byte) {
 // until the hour ends, and the client hears why once (a limit message,
 // never an error). Typed questions still work.
 func (s *Session) feedAudio(data []byte) {
-	if v := s.hub.limiter.takeAudio(s.subject, len(data)); !v.ok {
-		s.limitHit(limitAudio, v.until)
+	if v := s.hub.limiter.TakeAudio(s.subject, len(data)); !v.OK {
+		s.limitHit(limitAudio, v.Until)
 		return
 	}
 	if s.pipeline != nil {

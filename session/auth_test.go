@@ -168,17 +168,15 @@ func TestResumeBoundToSession(t *testing.T) {
 // subject before it moves the session, and keeps only a hash of the
 // resume token.
 func TestResumeRemoteBoundToSubject(t *testing.T) {
-	rdb := redistest.Client(t, redistest.DBSession)
-	cfg := authConfig()
-	cfg.Store, cfg.Node = NewRedisStore(rdb, RedisStoreConfig{}), "a"
-	a := newTestServer(t, cfg)
-	cfg.Store, cfg.Node = NewRedisStore(rdb, RedisStoreConfig{}), "b"
-	b := newTestServer(t, cfg)
+	url := testRedisURL(t)
+	rdb := redistest.Dial(t, url)
+	a := newTestServer(t, sharedNode(t, authConfig(), url, "a"))
+	b := newTestServer(t, sharedNode(t, authConfig(), url, "b"))
 	ca, w := a.startAs(t, "cand-b")
 	id, rtok := w.str("session_id"), w.str("resume_token")
 	var saved map[string]string
 	eventually(t, "a's resume header in Redis", func() bool {
-		saved = rdb.HGetAll(t.Context(), resumeKey(id)).Val()
+		saved = rdb.HGetAll(t.Context(), "poise:resume:{"+id+"}").Val()
 		return saved["subject"] == "cand-b"
 	})
 	for k, v := range saved {
@@ -194,7 +192,7 @@ func TestResumeRemoteBoundToSubject(t *testing.T) {
 	if m := thief.read(); m.str("type") != "error" || m.str("code") != codeBadResumeToken {
 		t.Fatalf("got %v, want error %s", m, codeBadResumeToken)
 	}
-	if owns, err := a.hub.cfg.Store.(*RedisStore).Owns(t.Context(), id); err != nil || !owns {
+	if owns, err := a.hub.cfg.Resume.Owns(t.Context(), id); err != nil || !owns {
 		t.Fatalf("a owns %s = %v, %v; the refused resume moved it", id, owns, err)
 	}
 	ca.send(map[string]any{"type": "ping", "t": 1})

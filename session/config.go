@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/asr"
+	"github.com/poise-dev/poise/session/quota"
 
 	"github.com/poise-dev/poise/tiers"
 	"github.com/rs/zerolog"
@@ -57,11 +58,11 @@ type Config struct {
 	// Replay is how many sent messages a session keeps for resume. Default 4096.
 	Replay int
 	// Limits are per token subject (per session when anonymous).
-	Limits Limits
-	// Counters keep the counts of Limits. Default a new MemoryCounters
-	// (this process only); a FallbackCounters over RedisCounters shares
-	// them between nodes.
-	Counters Counters
+	Limits quota.Limits
+	// Counters keep the counts of Limits. Default a new
+	// quota.MemoryCounters (this process only); a quota.FallbackCounters
+	// over redisstore.Counters shares them between nodes.
+	Counters quota.Counters
 	// Secret is the HMAC key of session tokens; empty means anonymous
 	// sessions, accepted from loopback clients only.
 	Secret string
@@ -83,29 +84,16 @@ type Config struct {
 	// Store records levels and transitions for operators. Default a new
 	// MemoryStore.
 	Store Store
+	// Resume keeps what a session needs to resume on another node; nil
+	// (the default) means sessions resume only on the node that has them.
+	// redisstore.Store is the multi-node ResumeStore.
+	Resume ResumeStore
 	// Metrics, nil for none.
 	Metrics *Metrics
 	// Log is the hub's logger; sessions add their id.
 	Log zerolog.Logger
 	// Now is the clock used for store timestamps. Default time.Now.
 	Now func() time.Time
-}
-
-// Limits bound what one subject may use; zero means no limit. Counts run
-// in fixed windows: a calendar minute, a clock hour, a UTC day. Over a
-// limit the candidate still gets content (templates or the coach; captions
-// pause for audio) and a `limit` message, never an error; only a hello
-// over sessions_per_subject is refused.
-type Limits struct {
-	QuestionsPerMinute   int `yaml:"questions_per_minute"`    // default 20; over it: answered from L3/L4
-	SessionsPerSubject   int `yaml:"sessions_per_subject"`    // default 2; over it: hello refused (too_many_sessions)
-	AudioSecondsPerHour  int `yaml:"audio_seconds_per_hour"`  // default 7200; over it: audio dropped, captions pause
-	DailyTokensPerVendor int `yaml:"daily_tokens_per_vendor"` // default 0 (none); per L1/L2 backend: over it, that backend is skipped
-}
-
-// DefaultLimits are CONTRACT.md's defaults.
-func DefaultLimits() Limits {
-	return Limits{QuestionsPerMinute: 20, SessionsPerSubject: 2, AudioSecondsPerHour: 7200}
 }
 
 func (c Config) withDefaults() Config {
@@ -133,7 +121,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.Counters == nil {
-		c.Counters = NewMemoryCounters()
+		c.Counters = quota.NewMemoryCounters()
 	}
 	return c
 }

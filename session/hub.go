@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
 )
 
@@ -22,7 +23,7 @@ import (
 type Hub struct {
 	cfg    Config
 	rec    *recorder
-	remote *resumeWriter   // nil unless the Store is a ResumeStore (resume_remote.go)
+	remote *resumeWriter   // nil without Config.Resume (resume_remote.go)
 	ctx    context.Context // parent of every session and connection; cancelled by Shutdown
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // sessions, handlers and the recorder
@@ -31,7 +32,7 @@ type Hub struct {
 	closing  bool
 	sessions map[string]*Session
 	conns    map[*conn]struct{}
-	limiter  *limiter
+	limiter  *quota.Limiter
 	origins  []string // AllowedOrigins with the bare host of each "host:*"
 }
 
@@ -40,7 +41,7 @@ func NewHub(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, ctx: ctx, cancel: cancel, sessions: make(map[string]*Session),
-		conns: make(map[*conn]struct{}), limiter: newLimiter(cfg), origins: originPatterns(cfg.AllowedOrigins)}
+		conns: make(map[*conn]struct{}), limiter: quota.NewLimiter(cfg.Limits, cfg.Counters, cfg.Now, cfg.Log), origins: originPatterns(cfg.AllowedOrigins)}
 	h.rec = newRecorder(cfg.Store, cfg.Metrics, cfg.Log)
 	h.wg.Go(func() { h.rec.run(ctx) })
 	h.startRemote(ctx)
@@ -245,13 +246,14 @@ func (h *Hub) create(subject string, m inbound) (*Session, *protocolError) {
 	if subject == "" {
 		subject = "anon:" + id
 	}
-	if !h.limiter.openSession(subject, id) { // outside the lock: it may wait for Redis
+	if !h.limiter.OpenSession(subject, id) { // outside the lock: it may wait for Redis
+		h.cfg.Metrics.limitHit(limitSessions)
 		return nil, refuse(codeTooMany, "subject already has %d live sessions", h.cfg.Limits.SessionsPerSubject)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
-		h.rec.enqueue(func(ctx context.Context) error { return h.limiter.releaseSession(ctx, subject, id) })
+		h.rec.enqueue(func(ctx context.Context) error { return h.limiter.ReleaseSession(ctx, subject, id) })
 		return nil, refuse(codeUnknownSession, "server shutting down")
 	}
 	autoAnswer := m.AutoAnswer == nil || *m.AutoAnswer
@@ -273,7 +275,7 @@ func (h *Hub) forget(s *Session) {
 			return
 		}
 	}
-	h.limiter.forget(s.subject)
+	h.limiter.Forget(s.subject)
 }
 
 // authenticate returns the subject of a hello's token. With a secret the

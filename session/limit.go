@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
 )
 
@@ -159,11 +160,11 @@ func (s *Session) armLimitTimer(now time.Time) {
 func (s *Session) questionLevel() tiers.Level {
 	level := s.m.level()
 	s.liftLimits(s.cfg.Now())
-	v := s.hub.limiter.takeQuestion(s.subject)
-	if v.ok {
+	v := s.hub.limiter.TakeQuestion(s.subject)
+	if v.OK {
 		return level
 	}
-	s.limitHit(limitQuestions, v.until)
+	s.limitHit(limitQuestions, v.Until)
 	return max(level, tiers.L3)
 }
 
@@ -173,18 +174,18 @@ func (s *Session) questionLevel() tiers.Level {
 // level as it starts. Safe for concurrent use (hedged attempts reserve
 // from the answer goroutine and settle from their own).
 type tokenBudget struct {
-	l       *limiter
+	l       *quota.Limiter
 	subject string
 	refused atomic.Bool
 }
 
 // Reserve implements tiers.Budget.
 func (b *tokenBudget) Reserve(ctx context.Context, backend string, tokens int) (func(int), bool) {
-	settle, v := b.l.reserveTokens(ctx, b.subject, backend, tokens)
-	if !v.ok {
+	settle, v := b.l.ReserveTokens(ctx, b.subject, backend, tokens)
+	if !v.OK {
 		b.refused.Store(true)
 	}
-	return settle, v.ok
+	return settle, v.OK
 }
 
 // budget is the token budget of one question, nil without
@@ -203,5 +204,5 @@ func (s *Session) overBudget(q *question, level tiers.Level) {
 	if q.budget == nil || !q.budget.refused.Load() || (level != 0 && level <= q.level) {
 		return
 	}
-	s.limitHit(limitTokens, windowEnd(s.cfg.Now(), tokenWindow))
+	s.limitHit(limitTokens, quota.WindowEnd(s.cfg.Now(), quota.TokenWindow))
 }

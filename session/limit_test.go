@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/asr"
+	"github.com/poise-dev/poise/session/quota"
+	"github.com/poise-dev/poise/session/quota/quotatest"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/redistest"
 	"github.com/poise-dev/poise/tiers/vendorsim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
@@ -24,17 +25,17 @@ import (
 type limitStack struct {
 	*stack
 	ts       *testServer
-	clock    *testClock
+	clock    *quotatest.Clock
 	metrics  *Metrics
 	store    *MemoryStore
-	counters *MemoryCounters
+	counters *quota.MemoryCounters
 }
 
-func newLimitStack(t *testing.T, limits Limits, o stackOptions) *limitStack {
+func newLimitStack(t *testing.T, limits quota.Limits, o stackOptions) *limitStack {
 	t.Helper()
 	st := newStack(t, o)
-	ls := &limitStack{stack: st, clock: newTestClock(midMinute), metrics: NewMetrics(prometheus.NewPedanticRegistry()),
-		store: NewMemoryStore(), counters: NewMemoryCounters()}
+	ls := &limitStack{stack: st, clock: quotatest.NewClock(quotatest.MidMinute), metrics: NewMetrics(prometheus.NewPedanticRegistry()),
+		store: NewMemoryStore(), counters: quota.NewMemoryCounters()}
 	ls.ts = newTestServer(t, Config{Answerer: st.hub.cfg.Answerer, Health: st.health, SLA: 1500 * time.Millisecond,
 		Limits: limits, Now: ls.clock.Now, Metrics: ls.metrics, Store: ls.store, Counters: ls.counters})
 	return ls
@@ -92,7 +93,7 @@ func checkLimit(t *testing.T, m msg, limit, lang string, until time.Time) {
 // none, by the coach), with one limit message and no error; the metric
 // and the ops record show it; the next minute the models answer again.
 func TestQuestionLimitMidInterview(t *testing.T) {
-	ls := newLimitStack(t, Limits{QuestionsPerMinute: 3}, stackOptions{})
+	ls := newLimitStack(t, quota.Limits{QuestionsPerMinute: 3}, stackOptions{})
 	c, w := ls.ts.start(t, "zh")
 	id := w.str("session_id")
 	for i := range 3 {
@@ -104,7 +105,7 @@ func TestQuestionLimitMidInterview(t *testing.T) {
 	if first.str("type") != "answer_start" || first.str("level") != "L3" || len(limits) != 1 {
 		t.Fatalf("4th question: %v with limits %v; want a template answer and one limit message", first, limits)
 	}
-	checkLimit(t, limits[0], limitQuestions, "zh", windowEnd(midMinute, time.Minute))
+	checkLimit(t, limits[0], limitQuestions, "zh", quota.WindowEnd(quotatest.MidMinute, time.Minute))
 	if n := ls.a.Counters("model-a").Requests; n != 3 {
 		t.Fatalf("vendor a got %d requests, want 3: the 4th question must skip the models", n)
 	}
@@ -135,7 +136,7 @@ func TestQuestionLimitMidInterview(t *testing.T) {
 func TestTokenBudgetFallsToLowerLevel(t *testing.T) {
 	req := tiers.Request{Question: bankQuestion, Profile: tiers.Profile{Lang: "en", Seniority: "mid", Role: "backend engineer"}}
 	budget := tiers.AttemptTokens(req, tiers.L1) + 10 // one answer: its actual cost is far more than 10
-	ls := newLimitStack(t, Limits{DailyTokensPerVendor: budget}, stackOptions{})
+	ls := newLimitStack(t, quota.Limits{DailyTokensPerVendor: budget}, stackOptions{})
 	c, w := ls.ts.start(t, "en")
 	want := []struct{ level, source string }{{"L1", "vendor-a"}, {"L1", "vendor-b"}, {"L2", "local"}}
 	var limits []msg
@@ -173,7 +174,7 @@ func TestTokenBudgetFallsToLowerLevel(t *testing.T) {
 // TestTokenBudgetCountsHedgedAttempts: the primary is slow, the backup is
 // fired after hedge_after and wins; the day's counts have both attempts.
 func TestTokenBudgetCountsHedgedAttempts(t *testing.T) {
-	ls := newLimitStack(t, Limits{DailyTokensPerVendor: 1_000_000}, stackOptions{})
+	ls := newLimitStack(t, quota.Limits{DailyTokensPerVendor: 1_000_000}, stackOptions{})
 	ls.a.SetFault("model-a", vendorsim.Fault{FirstTokenDelayMS: 1000})
 	c, w := ls.ts.start(t, "en")
 	if first, _ := c.ask(bankQuestion); first.str("source") != "vendor-b" {
@@ -181,7 +182,7 @@ func TestTokenBudgetCountsHedgedAttempts(t *testing.T) {
 	}
 	subject := "anon:" + w.str("session_id")
 	count := func(backend string) int64 {
-		n, _, _ := ls.counters.Add(t.Context(), tokensKey(subject, backend), 0, 0, tokenWindow, ls.clock.Now())
+		n, _, _ := ls.counters.Add(t.Context(), "tokens:"+subject+":"+backend, 0, 0, quota.TokenWindow, ls.clock.Now())
 		return n
 	}
 	a, b := count("vendor-a"), count("vendor-b")
@@ -204,7 +205,7 @@ func TestAudioLimitMidStream(t *testing.T) {
 	t.Cleanup(pool.Close)
 	m := NewMetrics(prometheus.NewPedanticRegistry())
 	ts := newTestServer(t, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: acfg, Metrics: m,
-		Limits: Limits{AudioSecondsPerHour: 3}})
+		Limits: quota.Limits{AudioSecondsPerHour: 3}})
 	c, _ := ts.start(t, "en")
 	if err := c.streamWAV("../asr/testdata/en_questions.wav", 8); err != nil { // 11 s of audio
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestAudioLimitMidStream(t *testing.T) {
 			t.Fatalf("over the audio limit got %v", m)
 		case "limit":
 			limits++
-			checkLimit(t, m, limitAudio, "en", windowEnd(time.Now(), time.Hour))
+			checkLimit(t, m, limitAudio, "en", quota.WindowEnd(time.Now(), time.Hour))
 		case "caption":
 			if m["final"] == true {
 				finals++
@@ -240,7 +241,7 @@ func TestAudioLimitMidStream(t *testing.T) {
 func TestSessionsPerSubjectRefused(t *testing.T) {
 	const secret = "test-secret"
 	m := NewMetrics(prometheus.NewPedanticRegistry())
-	ts := newTestServer(t, Config{Secret: secret, Metrics: m, Limits: Limits{SessionsPerSubject: 1}})
+	ts := newTestServer(t, Config{Secret: secret, Metrics: m, Limits: quota.Limits{SessionsPerSubject: 1}})
 	first := ts.dial(t)
 	first.send(tokenHello(t, secret, "alice"))
 	first.readType("welcome")
@@ -265,18 +266,13 @@ func tokenHello(t *testing.T, secret, subject string) map[string]any {
 	return h
 }
 
-// sharedCounters are a node's counters over the test Redis.
-func sharedCounters(t *testing.T, url string) *FallbackCounters {
-	return NewFallbackCounters(NewRedisCounters(redistest.Dial(t, url), RedisCountersConfig{}), 0, nil, zerolog.Nop())
-}
-
 // TestLimitsSharedBetweenHubs: two hubs on one Redis share a subject's
 // counts: questions asked on either count against one limit, and live
 // sessions on either count against sessions_per_subject.
 func TestLimitsSharedBetweenHubs(t *testing.T) {
-	url := redistest.URL(t, redistest.DBSession)
+	url := testRedisURL(t)
 	const secret = "test-secret"
-	limits := Limits{QuestionsPerMinute: 3, SessionsPerSubject: 2}
+	limits := quota.Limits{QuestionsPerMinute: 3, SessionsPerSubject: 2}
 	node := func() *testServer {
 		return newTestServer(t, Config{Secret: secret, Limits: limits, Health: newFakeHealth(tiers.L3),
 			Counters: sharedCounters(t, url)})
@@ -299,7 +295,7 @@ func TestLimitsSharedBetweenHubs(t *testing.T) {
 	}
 	rdb := redistest.Dial(t, url)
 	eventually(t, "both sessions held in Redis", func() bool {
-		n, _ := rdb.ZCard(t.Context(), limitKeyPrefix+sessionsKey("alice")).Result()
+		n, _ := rdb.ZCard(t.Context(), "poise:limit:sessions:alice").Result()
 		return n == 2
 	})
 	third := n1.dial(t)
@@ -313,10 +309,10 @@ func TestLimitsSharedBetweenHubs(t *testing.T) {
 // that share a Redis never open more than sessions_per_subject sessions:
 // the check and the hold are one step.
 func TestSessionsRaceOnTwoHubs(t *testing.T) {
-	url := redistest.URL(t, redistest.DBSession)
+	url := testRedisURL(t)
 	const secret = "test-secret"
 	const racers = 12
-	limits := Limits{SessionsPerSubject: 2}
+	limits := quota.Limits{SessionsPerSubject: 2}
 	node := func() *testServer {
 		return newTestServer(t, Config{Secret: secret, Limits: limits, Health: newFakeHealth(tiers.L3),
 			Counters: sharedCounters(t, url)})
@@ -349,10 +345,8 @@ func TestSessionsRaceOnTwoHubs(t *testing.T) {
 // TestLimitsWhileRedisAway: with Redis unreachable, limits are counted on
 // the node: questions are answered, and the limit still bites.
 func TestLimitsWhileRedisAway(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { rdb.Close() })
-	counters := NewFallbackCounters(NewRedisCounters(rdb, RedisCountersConfig{}), 0, nil, zerolog.Nop())
-	ts := newTestServer(t, Config{Limits: Limits{QuestionsPerMinute: 2}, Health: newFakeHealth(tiers.L3), Counters: counters})
+	counters := sharedCounters(t, "redis://127.0.0.1:1?max_retries=-1") // nothing listens on port 1
+	ts := newTestServer(t, Config{Limits: quota.Limits{QuestionsPerMinute: 2}, Health: newFakeHealth(tiers.L3), Counters: counters})
 	c, _ := ts.start(t, "en")
 	for i := range 2 {
 		if first, limits := c.ask("Why this role?"); first.str("type") != "coach" || len(limits) != 0 {

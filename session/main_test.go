@@ -22,6 +22,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const waitLimit = 5 * time.Second // bound on any single wait in these tests
 
+// eventually polls cond until it holds, failing after waitLimit.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", waitLimit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // fakeHealth is a controllable Health: tests set the supported level and
 // send signals to every subscriber.
 type fakeHealth struct {

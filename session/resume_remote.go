@@ -14,8 +14,8 @@ import (
 
 // Resume across nodes.
 //
-// When the Store is also a ResumeStore (RedisStore is; MemoryStore, for one
-// node, is not), every session keeps its resume state there: its header
+// With a Config.Resume (redisstore.Store; none for one node), every
+// session keeps its resume state there: its header
 // (token, subject, profile, level) on each record, and every message it
 // sends, through the hub's resumeWriter, which batches them into one round
 // trip and never blocks a session (a full queue drops and counts). A hello
@@ -42,7 +42,7 @@ type ResumeStore interface {
 	// subject, and returns its saved state: ErrNoResumeState when none is
 	// saved, ErrResumeToken when the token or the subject is wrong (and
 	// then nothing changes). A store need not keep the token itself, only
-	// what proves it (RedisStore keeps a hash).
+	// what proves it (redisstore.Store keeps a hash).
 	TakeOverAs(ctx context.Context, id, token, subject string) (ResumeState, error)
 	// Owns reports whether this process still owns session id (true when
 	// the store knows nothing of it).
@@ -247,13 +247,12 @@ func (w *resumeWriter) refreshHeaders(ctx context.Context) {
 	}
 }
 
-// startRemote starts the resume writer when the store keeps resume state.
+// startRemote starts the resume writer when the hub has a ResumeStore.
 func (h *Hub) startRemote(ctx context.Context) {
-	rs, ok := h.cfg.Store.(ResumeStore)
-	if !ok {
+	if h.cfg.Resume == nil {
 		return
 	}
-	h.remote = newResumeWriter(rs, h.cfg, h.disown)
+	h.remote = newResumeWriter(h.cfg.Resume, h.cfg, h.disown)
 	h.wg.Go(func() { h.remote.run(ctx) })
 }
 

@@ -13,15 +13,15 @@ import (
 	"github.com/poise-dev/poise/tiers"
 )
 
-// twoNodes runs two hubs, as two Poise nodes, over one Redis. Each has its
-// own RedisStore (its own owner id), as separate processes do.
-func twoNodes(t *testing.T) (a, b *testServer, ha, hb *fakeHealth) {
+// twoNodes runs two hubs, as two Poise nodes, over the Redis at url. Each
+// has its own store (its own owner id), as separate processes do.
+func twoNodes(t *testing.T) (a, b *testServer, ha, hb *fakeHealth, url string) {
 	t.Helper()
-	rdb := redistest.Client(t, redistest.DBSession)
+	url = testRedisURL(t)
 	ha, hb = newFakeHealth(tiers.L1), newFakeHealth(tiers.L1)
-	a = newTestServer(t, Config{Health: ha, Store: NewRedisStore(rdb, RedisStoreConfig{}), Node: "a"})
-	b = newTestServer(t, Config{Health: hb, Store: NewRedisStore(rdb, RedisStoreConfig{}), Node: "b"})
-	return a, b, ha, hb
+	a = newTestServer(t, sharedNode(t, Config{Health: ha}, url, "a"))
+	b = newTestServer(t, sharedNode(t, Config{Health: hb}, url, "b"))
+	return a, b, ha, hb, url
 }
 
 // pings sends n pings with t = from..from+n-1 and reads their pongs.
@@ -38,13 +38,15 @@ func pings(t *testing.T, c *client, from, n int) uint64 {
 }
 
 // waitStored waits until session id's messages up to seq last are in
-// Redis: a resume on another node can only replay what was written.
-func waitStored(t *testing.T, rs *RedisStore, id string, last uint64) {
+// the Redis at url (its replay list poise:replay:{id}): a resume on
+// another node can only replay what was written.
+func waitStored(t *testing.T, url, id string, last uint64) {
 	t.Helper()
+	rdb := redistest.Dial(t, url)
 	eventually(t, "messages in Redis", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		tail, err := rs.rdb.LIndex(ctx, replayKey(id), -1).Result()
+		tail, err := rdb.LIndex(ctx, "poise:replay:{"+id+"}", -1).Result()
 		return err == nil && strings.HasPrefix(tail, strconv.FormatUint(last, 10)+" ")
 	})
 }
@@ -70,7 +72,7 @@ func expectStream(t *testing.T, c *client, want uint64, live string) {
 // after last_seq exactly once, its profile and level kept, and the seqs
 // continuing.
 func TestResumeOnAnotherNode(t *testing.T) {
-	a, b, ha, hb := twoNodes(t)
+	a, b, ha, hb, url := twoNodes(t)
 	c, w := a.start(t, "zh")
 	ha.set(tiers.L2, tiers.Signal{Event: tiers.SignalVendorAllDown, Level: tiers.L1})
 	c.readType("level")
@@ -89,7 +91,7 @@ func TestResumeOnAnotherNode(t *testing.T) {
 	// The client processed only up to the 50th pong (seq 51 after the level message).
 	clientSeq := uint64(1 + read)
 	// Node a goes away after its resume state is written.
-	waitStored(t, b.hub.cfg.Store.(*RedisStore), w.str("session_id"), last)
+	waitStored(t, url, w.str("session_id"), last)
 	c.ws.CloseNow()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -114,10 +116,10 @@ func TestResumeOnAnotherNode(t *testing.T) {
 // the session moves it to b; a's copy ends on its next write and does not
 // touch the shared state; a resume back on a takes it back.
 func TestResumeTakesOverALiveCopy(t *testing.T) {
-	a, b, ha, _ := twoNodes(t)
+	a, b, ha, _, url := twoNodes(t)
 	c, w := a.start(t, "en")
 	last := pings(t, c, 1, 10)
-	waitStored(t, b.hub.cfg.Store.(*RedisStore), w.str("session_id"), last)
+	waitStored(t, url, w.str("session_id"), last)
 
 	r := b.dial(t)
 	r.send(resumeHello(w, last))
@@ -129,9 +131,8 @@ func TestResumeTakesOverALiveCopy(t *testing.T) {
 	ha.set(tiers.L3, tiers.Signal{Event: tiers.SignalLocalFailing, Level: tiers.L2})
 	expectClosed(t, c, closeReplaced)
 	eventually(t, "a's copy ended", func() bool { return a.hub.Len() == 0 })
-	rs := b.hub.cfg.Store.(*RedisStore)
 	ctx := t.Context()
-	if h := rs.rdb.HGetAll(ctx, sessionKey(w.str("session_id"))).Val(); h["node"] != "b" || h["level"] != "L1" {
+	if h := redistest.Dial(t, url).HGetAll(ctx, "poise:session:"+w.str("session_id")).Val(); h["node"] != "b" || h["level"] != "L1" {
 		t.Fatalf("session hash after a's copy ended: %v, want node b at L1", h)
 	}
 
@@ -140,7 +141,7 @@ func TestResumeTakesOverALiveCopy(t *testing.T) {
 	if last2 != last+5 {
 		t.Fatalf("b continued at seq %d, want %d", last2, last+5)
 	}
-	waitStored(t, rs, w.str("session_id"), last2)
+	waitStored(t, url, w.str("session_id"), last2)
 	back := a.dial(t)
 	back.send(resumeHello(w, last))
 	if m := back.read(); m.str("type") != "welcome" || uint64(m["last_seq"].(float64)) != last2 {
@@ -169,11 +170,11 @@ func expectClosed(t *testing.T, c *client, code websocket.StatusCode) {
 // TestResumeRemoteRefusals: a wrong token, an unknown session and a gap
 // get their error codes, and the session is not moved.
 func TestResumeRemoteRefusals(t *testing.T) {
-	a, b, _, _ := twoNodes(t)
+	a, b, _, _, url := twoNodes(t)
 	_, w := a.start(t, "en")
-	rs := b.hub.cfg.Store.(*RedisStore)
+	rdb := redistest.Dial(t, url)
 	eventually(t, "a's resume header in Redis", func() bool {
-		return rs.rdb.HGet(t.Context(), resumeKey(w.str("session_id")), "token").Val() != ""
+		return rdb.HGet(t.Context(), "poise:resume:{"+w.str("session_id")+"}", "token").Val() != ""
 	})
 	cases := []struct {
 		name string

@@ -344,7 +344,7 @@ func (s *Session) started() {
 	s.cfg.Metrics.levelEnter(s.m.level().String())
 	s.record()
 	subject, id := s.subject, s.id
-	s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.holdSession(ctx, subject, id) })
+	s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.HoldSession(ctx, subject, id) })
 }
 
 // end releases the session: its connection is closed and the ops view
@@ -359,7 +359,7 @@ func (s *Session) end() {
 	id, subject := s.id, s.subject
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.DeleteSession(ctx, id) })
 	if !s.disowned { // a session taken over lives on, and is held, on its new node
-		s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.releaseSession(ctx, subject, id) })
+		s.hub.rec.enqueue(func(ctx context.Context) error { return s.hub.limiter.ReleaseSession(ctx, subject, id) })
 	}
 	s.forgetRemote()
 	s.hub.forget(s)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/session"
+	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/recall"
 	"github.com/rs/zerolog"
@@ -32,12 +33,12 @@ type config struct {
 	Ops struct {
 		Token string `yaml:"token"` // default "": ops pages from loopback only
 	} `yaml:"ops"`
-	Limits             session.Limits `yaml:"limits"`               // defaults in session.DefaultLimits
-	HeartbeatTimeoutMS int            `yaml:"heartbeat_timeout_ms"` // default 60000
-	ResumeWindowMS     int            `yaml:"resume_window_ms"`     // default 120000
-	Engine             tiers.Config   `yaml:",inline"`              // sla_ms, health, l1, l2
-	L3                 recall.Config  `yaml:"l3"`                   // threshold 0.78
-	ASR                asr.Config     `yaml:"asr"`
+	Limits             quota.Limits  `yaml:"limits"`               // defaults in quota.DefaultLimits
+	HeartbeatTimeoutMS int           `yaml:"heartbeat_timeout_ms"` // default 60000
+	ResumeWindowMS     int           `yaml:"resume_window_ms"`     // default 120000
+	Engine             tiers.Config  `yaml:",inline"`              // sla_ms, health, l1, l2
+	L3                 recall.Config `yaml:"l3"`                   // threshold 0.78
+	ASR                asr.Config    `yaml:"asr"`
 
 	// Gateway configures /v1/chat/completions: chains, keys, retry policy
 	// (tiers.GatewayConfig); without chains /v1 answers 404.
@@ -49,7 +50,7 @@ const defaultAddr = "127.0.0.1:8080"
 // defaultConfig is the embedded configuration: loopback, in-memory store,
 // templates and coach; L1 uses OpenAI only when OPENAI_API_KEY is set.
 func defaultConfig(getenv func(string) string) config {
-	c := config{Addr: defaultAddr, Limits: session.DefaultLimits()}
+	c := config{Addr: defaultAddr, Limits: quota.DefaultLimits()}
 	if key := getenv("OPENAI_API_KEY"); key != "" {
 		c.Engine.L1.Vendors = []tiers.Endpoint{{Name: "openai", BaseURL: "https://api.openai.com/v1", APIKey: key, Model: "gpt-4o-mini"}}
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/session"
+	"github.com/poise-dev/poise/session/quota"
+	"github.com/poise-dev/poise/session/redisstore"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -138,9 +140,10 @@ func newRedisClient(raw string, log zerolog.Logger) (redis.UniversalClient, erro
 }
 
 // startRedis wires the shared stores when redis_url is set: the session
-// store (ops view and resume state) and the health store (with this node's
-// local fallback). Their loops run until ctx is done; the client is closed
-// by close after them.
+// store (ops view and resume state), the limits' counters (poise:limit:*,
+// with this node's local counting while Redis is away) and the health
+// store (with this node's local fallback). Their loops run until ctx is
+// done; the client is closed by close after them.
 func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Duration) ([]tiers.HealthOption, error) {
 	rdb, err := newRedisClient(a.cfg.RedisURL, a.log)
 	if err != nil {
@@ -150,10 +153,13 @@ func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Dur
 	if resumeWindow <= 0 {
 		resumeWindow = resumeWindowDef
 	}
-	store := session.NewRedisStore(rdb, session.RedisStoreConfig{TTL: resumeWindow + redisKeyMargin,
+	store := redisstore.New(rdb, redisstore.Config{TTL: resumeWindow + redisKeyMargin,
 		Refresh: min(redisRefresh, resumeWindow/redisRefreshes), Log: a.log})
-	a.store = store
+	a.store, a.resume = store, store
 	a.wg.Go(func() { store.Run(ctx) })
+	counters := redisstore.NewCounters(rdb, redisstore.CountersConfig{Log: a.log})
+	a.counters = quota.NewFallbackCounters(counters, 0, nil, a.log)
+	a.wg.Go(func() { counters.Run(ctx) })
 	b := make([]byte, 4)
 	rand.Read(b)
 	shared := tiers.NewFallbackStore(tiers.NewRedisHealthStore(rdb, a.log), 0, nil, a.log)
@@ -173,7 +179,7 @@ func redisDisplay(raw string) string {
 // redisOps reads the ops view from Redis, for `poise ops -redis URL`.
 type redisOps struct {
 	rdb   redis.UniversalClient
-	store *session.RedisStore
+	store *redisstore.Store
 }
 
 func newRedisOps(raw string) (*redisOps, error) {
@@ -184,7 +190,7 @@ func newRedisOps(raw string) (*redisOps, error) {
 	o.ReadTimeout = max(o.ReadTimeout, 2*time.Second) // a scan of many sessions; XREAD blocks 1 s
 	rdb := redis.NewUniversalClient(o)
 	redis.SetLogger(redisLogger{log: zerolog.Nop()})
-	return &redisOps{rdb: rdb, store: session.NewRedisStore(rdb, session.RedisStoreConfig{})}, nil
+	return &redisOps{rdb: rdb, store: redisstore.New(rdb, redisstore.Config{})}, nil
 }
 
 func (r *redisOps) sessions(ctx context.Context) ([]session.SessionRecord, error) {

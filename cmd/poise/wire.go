@@ -10,6 +10,7 @@ import (
 
 	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/session"
+	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/recall"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,13 +21,17 @@ import (
 // app is the wired server. build creates it; close stops what build
 // started, last first, and waits for it.
 type app struct {
-	cfg    config
-	log    zerolog.Logger
-	reg    *prometheus.Registry
-	store  session.Store // memory, or Redis when redis_url is set (redis.go)
-	health *tiers.Health
-	hub    *session.Hub
-	demo   *demo // nil unless -demo
+	cfg   config
+	log   zerolog.Logger
+	reg   *prometheus.Registry
+	store session.Store // memory, or Redis when redis_url is set (redis.go)
+	// resume and counters are nil (one node: sessions resume here only,
+	// limits count here) unless redis_url is set (redis.go).
+	resume   session.ResumeStore
+	counters quota.Counters
+	health   *tiers.Health
+	hub      *session.Hub
+	demo     *demo // nil unless -demo
 
 	gw *tiers.Gateway // /v1/chat/completions and /v1/models; 404 without gateway.chains
 
@@ -92,9 +97,8 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	sc.ASRConfig = cfg.ASR
 	sc.Node = node
 	sc.Store = a.store
-	if rs, ok := a.store.(*session.RedisStore); ok {
-		sc.Counters = a.sharedCounters(ctx, rs)
-	}
+	sc.Resume = a.resume
+	sc.Counters = a.counters
 	sc.Metrics = session.NewMetrics(reg)
 	sc.Log = log
 	sc.Answerer = engine
@@ -104,15 +108,6 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").
 		Bool("demo", f.demo).Msg("ready")
 	return a, nil
-}
-
-// sharedCounters count the limits in Redis through the store's client
-// (poise:limit:*), with this node's local counting while Redis is away.
-// The lease renewals of held sessions run until ctx is done.
-func (a *app) sharedCounters(ctx context.Context, rs *session.RedisStore) session.Counters {
-	rc := session.NewRedisCounters(rs.Client(), session.RedisCountersConfig{Log: a.log})
-	a.wg.Go(func() { rc.Run(ctx) })
-	return session.NewFallbackCounters(rc, 0, nil, a.log)
 }
 
 // close stops the background loops and what build started.

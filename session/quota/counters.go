@@ -1,4 +1,4 @@
-package session
+package quota
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // Counters keep what subjects use, for the limits: counts in fixed
 // windows (questions a minute, audio seconds an hour, tokens a day) and
 // sets of held members (live sessions). MemoryCounters counts in this
-// process; RedisCounters shares the counts between nodes, and
+// process; redisstore.Counters shares the counts between nodes, and
 // FallbackCounters keeps counting locally while Redis is away.
 // Implementations are safe for concurrent use.
 type Counters interface {
@@ -45,13 +45,14 @@ func windowStart(t time.Time, w time.Duration) time.Time {
 	return time.UnixMilli(start)
 }
 
-// windowEnd is when the window of length w that contains t ends: when a
+// WindowEnd is when the window of length w that contains t ends: when a
 // limit counted in it lifts.
-func windowEnd(t time.Time, w time.Duration) time.Time { return windowStart(t, w).Add(w) }
+func WindowEnd(t time.Time, w time.Duration) time.Time { return windowStart(t, w).Add(w) }
 
-// windowKey names key's count in the window of length w containing t: the
-// key and the window's start in unix seconds.
-func windowKey(key string, w time.Duration, t time.Time) string {
+// WindowKey names key's count in the window of length w containing t: the
+// key and the window's start in unix seconds. Counters keep one count per
+// WindowKey.
+func WindowKey(key string, w time.Duration, t time.Time) string {
 	return key + ":" + strconv.FormatInt(windowStart(t, w).Unix(), 10)
 }
 
@@ -103,10 +104,10 @@ func (m *MemoryCounters) raise(key string, w time.Duration, now time.Time, n int
 // count returns key's count in the window containing now. The caller
 // holds mu.
 func (m *MemoryCounters) count(key string, w time.Duration, now time.Time) *memoryCount {
-	k := windowKey(key, w, now)
+	k := WindowKey(key, w, now)
 	c := m.counts[k]
 	if c == nil {
-		c = &memoryCount{end: windowEnd(now, w)}
+		c = &memoryCount{end: WindowEnd(now, w)}
 		m.counts[k] = c
 	}
 	return c

@@ -1,4 +1,4 @@
-package session
+package quota
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// FallbackCounters are Counters shared through a primary (RedisCounters)
+// FallbackCounters are Counters shared through a primary (redisstore.Counters)
 // that keep counting in this process while the primary fails, so that a
 // limit check never waits on a dead or hanging Redis for more than one
 // timeout per cooldown, and a question is never refused because Redis is

@@ -1,23 +1,24 @@
-package session
+package redisstore
 
 import (
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers/redistest"
 	"github.com/rs/zerolog"
 )
 
 // benchLimiters are a limiter per counting backend, with limits far above
 // what a benchmark uses.
-func benchLimiters(b *testing.B) map[string]*limiter {
-	limits := Limits{QuestionsPerMinute: 1 << 30, AudioSecondsPerHour: 1 << 30, DailyTokensPerVendor: 1 << 40}
-	mk := func(c Counters) *limiter {
-		return newLimiter(Config{Limits: limits, Counters: c, Log: zerolog.Nop(), Now: time.Now})
+func benchLimiters(b *testing.B) map[string]*quota.Limiter {
+	limits := quota.Limits{QuestionsPerMinute: 1 << 30, AudioSecondsPerHour: 1 << 30, DailyTokensPerVendor: 1 << 40}
+	mk := func(c quota.Counters) *quota.Limiter {
+		return quota.NewLimiter(limits, c, time.Now, zerolog.Nop())
 	}
-	shared := NewFallbackCounters(NewRedisCounters(redistest.Client(b, redistest.DBSession), RedisCountersConfig{}), 0, nil, zerolog.Nop())
-	return map[string]*limiter{"memory": mk(NewMemoryCounters()), "redis": mk(shared)}
+	shared := quota.NewFallbackCounters(NewCounters(redistest.Client(b, redistest.DBStore), CountersConfig{}), 0, nil, zerolog.Nop())
+	return map[string]*quota.Limiter{"memory": mk(quota.NewMemoryCounters()), "redis": mk(shared)}
 }
 
 // BenchmarkLimiterQuestion: one questions_per_minute check, as a session
@@ -26,7 +27,7 @@ func BenchmarkLimiterQuestion(b *testing.B) {
 	for name, l := range benchLimiters(b) {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
-				if !l.takeQuestion("bench-" + strconv.Itoa(i%64)).ok {
+				if !l.TakeQuestion("bench-" + strconv.Itoa(i%64)).OK {
 					b.Fatal("refused")
 				}
 			}
@@ -40,7 +41,7 @@ func BenchmarkLimiterAudioFrame(b *testing.B) {
 	for name, l := range benchLimiters(b) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if !l.takeAudio("bench", 640).ok {
+				if !l.TakeAudio("bench", 640).OK {
 					b.Fatal("refused")
 				}
 			}
@@ -54,8 +55,8 @@ func BenchmarkLimiterTokens(b *testing.B) {
 	for name, l := range benchLimiters(b) {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				settle, v := l.reserveTokens(b.Context(), "bench", "vendor-a", 600)
-				if !v.ok {
+				settle, v := l.ReserveTokens(b.Context(), "bench", "vendor-a", 600)
+				if !v.OK {
 					b.Fatal("refused")
 				}
 				settle(200)

@@ -1,4 +1,4 @@
-package session
+package redisstore
 
 import (
 	"context"
@@ -10,97 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poise-dev/poise/session"
 	"github.com/redis/go-redis/v9"
 )
 
-// The resume keys of a session. Both carry the hash tag {id}, so the
-// scripts below may use them together on Redis Cluster.
-//
-//	poise:resume:{id}  hash: owner, token (the hex SHA-256 of the resume
-//	                   token, never the token itself: reading Redis is
-//	                   not enough to resume a session), subject, profile
-//	                   (JSON), auto_answer, level, node, updated_at,
-//	                   last_seq (the newest seq written or known, so that
-//	                   a lost replay list reads as a gap, not as nothing
-//	                   to replay)
-//	poise:replay:{id}  list of "<seq> <message JSON>", contiguous seqs,
-//	                   the newest ReplayMax
-func resumeKey(id string) string { return "poise:resume:{" + id + "}" }
-func replayKey(id string) string { return "poise:replay:{" + id + "}" }
-
-// writeResume applies one ResumeWrite.
-// KEYS: resume hash, replay list. ARGV: owner, ttl ms, mode ("w" write,
-// "d" delete), replay max, last seq known, number of header args (field,
-// value pairs), the header args, first seq, then the messages.
-// Returns 1, or 0 when another process owns the session.
-// Messages already in the list (a retried write) are skipped; a gap
-// empties the list first, so what is kept is always contiguous.
-var writeResume = redis.NewScript(`
-local o = redis.call('HGET', KEYS[1], 'owner')
-if o and o ~= ARGV[1] then return 0 end
-if ARGV[3] == 'd' then
-  redis.call('DEL', KEYS[1], KEYS[2])
-  return 1
-end
-local nf = tonumber(ARGV[6])
-if nf > 0 then
-  redis.call('HSET', KEYS[1], 'owner', ARGV[1], unpack(ARGV, 7, 6 + nf))
-elseif not o then
-  redis.call('HSET', KEYS[1], 'owner', ARGV[1])
-end
-local function bump(seq)
-  if seq > (tonumber(redis.call('HGET', KEYS[1], 'last_seq')) or 0) then
-    redis.call('HSET', KEYS[1], 'last_seq', string.format('%d', seq))
-  end
-end
-bump(tonumber(ARGV[5]))
-local base = 7 + nf
-local first = tonumber(ARGV[base])
-local n = #ARGV - base
-if n > 0 then
-  local skip = 0
-  local tail = redis.call('LINDEX', KEYS[2], -1)
-  if tail then
-    local last = tonumber(string.match(tail, '^(%d+) '))
-    if last == nil or first > last + 1 then
-      redis.call('DEL', KEYS[2])
-    elseif first <= last then
-      skip = last - first + 1
-    end
-  end
-  for i = 1 + skip, n do
-    redis.call('RPUSH', KEYS[2], string.format('%d', first + i - 1) .. ' ' .. ARGV[base + i])
-  end
-  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
-  bump(first + n - 1)
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return 1`)
-
-// takeOver makes ARGV[1] the owner when ARGV[2] is the hash of the resume
-// token and ARGV[4] is empty or the session's subject.
-// KEYS: resume hash, replay list. ARGV: owner, token hash, ttl ms, subject.
-// Returns {0} when nothing is saved, {-1} on a wrong token or subject,
-// else {1, header as field/value list, replay entries}. (Comparing hashes
-// needs no constant time: their timing tells nothing of the token.)
-var takeOver = redis.NewScript(`
-local tok = redis.call('HGET', KEYS[1], 'token')
-if not tok then return {0} end
-if tok ~= ARGV[2] then return {-1} end
-if ARGV[4] ~= '' and redis.call('HGET', KEYS[1], 'subject') ~= ARGV[4] then return {-1} end
-redis.call('HSET', KEYS[1], 'owner', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {1, redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1)}`)
-
-// claimSession moves an existing session hash to owner ARGV[1].
-var claimSession = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'owner', ARGV[1]) end
-return 1`)
-
-// WriteResume implements ResumeStore in one pipelined round trip.
-func (s *RedisStore) WriteResume(ctx context.Context, writes []ResumeWrite) ([]string, error) {
+// WriteResume implements session.ResumeStore in one pipelined round trip.
+func (s *Store) WriteResume(ctx context.Context, writes []session.ResumeWrite) ([]string, error) {
 	cmds := make([]*redis.Cmd, 0, len(writes))
 	err := s.scripted(ctx, []*redis.Script{writeResume}, func(p redis.Pipeliner) {
 		cmds = cmds[:0]
@@ -120,7 +35,7 @@ func (s *RedisStore) WriteResume(ctx context.Context, writes []ResumeWrite) ([]s
 	return disowned, nil
 }
 
-func (s *RedisStore) resumeArgs(w ResumeWrite) []any {
+func (s *Store) resumeArgs(w session.ResumeWrite) []any {
 	mode := "w"
 	if w.Delete {
 		mode = "d"
@@ -155,20 +70,20 @@ func tokenHash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TakeOverAs implements ResumeStore.
-func (s *RedisStore) TakeOverAs(ctx context.Context, id, token, subject string) (ResumeState, error) {
+// TakeOverAs implements session.ResumeStore.
+func (s *Store) TakeOverAs(ctx context.Context, id, token, subject string) (session.ResumeState, error) {
 	res, err := takeOver.Run(ctx, s.rdb, []string{resumeKey(id), replayKey(id)}, s.owner, tokenHash(token),
 		s.cfg.TTL.Milliseconds(), subject).Slice()
 	if err != nil {
-		return ResumeState{}, fmt.Errorf("session: redis: take over %s: %w", id, err)
+		return session.ResumeState{}, fmt.Errorf("session: redis: take over %s: %w", id, err)
 	}
 	switch code, _ := res[0].(int64); {
 	case code == 0:
-		return ResumeState{}, ErrNoResumeState
+		return session.ResumeState{}, session.ErrNoResumeState
 	case code < 0:
-		return ResumeState{}, ErrResumeToken
+		return session.ResumeState{}, session.ErrResumeToken
 	case len(res) < 3:
-		return ResumeState{}, fmt.Errorf("session: redis: take over %s: short reply", id)
+		return session.ResumeState{}, fmt.Errorf("session: redis: take over %s: short reply", id)
 	}
 	st, err := parseResume(id, res[1], res[2])
 	if err != nil {
@@ -182,8 +97,8 @@ func (s *RedisStore) TakeOverAs(ctx context.Context, id, token, subject string) 
 	return st, nil
 }
 
-// Owns implements ResumeStore.
-func (s *RedisStore) Owns(ctx context.Context, id string) (bool, error) {
+// Owns implements session.ResumeStore.
+func (s *Store) Owns(ctx context.Context, id string) (bool, error) {
 	o, err := s.rdb.HGet(ctx, resumeKey(id), ownerField).Result()
 	switch {
 	case err == redis.Nil:
@@ -195,7 +110,7 @@ func (s *RedisStore) Owns(ctx context.Context, id string) (bool, error) {
 }
 
 // parseResume decodes takeOver's header list and replay entries.
-func parseResume(id string, header, entries any) (ResumeState, error) {
+func parseResume(id string, header, entries any) (session.ResumeState, error) {
 	h := map[string]string{}
 	switch v := header.(type) {
 	case []any: // RESP2 and Lua tables
@@ -209,7 +124,7 @@ func parseResume(id string, header, entries any) (ResumeState, error) {
 			h[ks], _ = val.(string)
 		}
 	}
-	st := ResumeState{ID: id, Subject: h["subject"], Level: h["level"], Node: h["node"],
+	st := session.ResumeState{ID: id, Subject: h["subject"], Level: h["level"], Node: h["node"],
 		AutoAnswer: h["auto_answer"] == fieldTrue}
 	st.LastSeq, _ = strconv.ParseUint(h["last_seq"], 10, 64)
 	if p := h["profile"]; p != "" {

@@ -1,4 +1,4 @@
-package session
+package redisstore
 
 import (
 	"context"
@@ -13,34 +13,28 @@ import (
 	"sync"
 	"time"
 
+	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
-// Redis keys and channels of CONTRACT.md, and the resume keys that are
-// ours. The resume keys of one session share a hash tag ({id}) so that a
-// script may touch both on Redis Cluster.
+// Tunables of the store.
 const (
-	sessionKeyPrefix = "poise:session:"    // hash per live session
-	transitionsKey   = "poise:transitions" // stream of level transitions
-	eventsChannel    = "poise:events"      // pub/sub mirror of the stream
-	transitionsCap   = 100000              // approximate stream length (XADD MAXLEN ~)
-	scanBatch        = 500                 // keys per SCAN step and per pipeline
-	defaultKeyTTL    = 150 * time.Second   // resume window 120 s + margin
-	defaultRefresh   = 10 * time.Second    // live keys re-written this often
-	refreshTimeout   = 2 * time.Second     // one refresh round
-	ownerField       = "owner"             // bookkeeping field: the owning process
-	fieldTrue        = "1"                 // how booleans are written in hashes
-	followBlock      = 1 * time.Second     // XREAD BLOCK of FollowTransitions
-	followRetry      = 500 * time.Millisecond
+	transitionsCap     = 100000            // approximate stream length (XADD MAXLEN ~)
+	defaultTransitions = 10000             // transitions Transitions returns for n <= 0
+	scanBatch          = 500               // keys per SCAN step and per pipeline
+	defaultKeyTTL      = 150 * time.Second // resume window 120 s + margin
+	defaultRefresh     = 10 * time.Second  // live keys re-written this often
+	defaultReplayMax   = 4096              // the session's default replay
+	refreshTimeout     = 2 * time.Second   // one refresh round
+	followBlock        = 1 * time.Second   // XREAD BLOCK of FollowTransitions
+	followRetry        = 500 * time.Millisecond
 )
 
-func sessionKey(id string) string { return sessionKeyPrefix + id }
-
-// RedisStoreConfig tunes a RedisStore. The zero value of every field means
+// Config tunes a Store. The zero value of every field means
 // its documented default.
-type RedisStoreConfig struct {
+type Config struct {
 	// TTL is how long a session's keys outlive their last write; a node
 	// that dies leaves them for this long, so it should be the resume
 	// window plus a margin of at least two refreshes. Default 150s.
@@ -57,8 +51,8 @@ type RedisStoreConfig struct {
 	Log zerolog.Logger
 }
 
-// RedisStore is the multi-node Store and ResumeStore: it writes CONTRACT.md's
-// keys through a go-redis UniversalClient, so a plain server, Sentinel
+// Store is the multi-node session.Store and session.ResumeStore: it writes
+// the keys of keys.go through a go-redis UniversalClient, so a plain server, Sentinel
 // (FailoverOptions / MasterName) and Cluster all work by configuration.
 //
 // Every session key is fenced by an owner id that is random per process:
@@ -68,19 +62,19 @@ type RedisStoreConfig struct {
 // The store remembers the records that this process wrote and Run writes
 // them again every Refresh, so keys do not expire under a live session and
 // the ops view catches up after Redis returns. Safe for concurrent use.
-type RedisStore struct {
+type Store struct {
 	rdb   redis.UniversalClient
-	cfg   RedisStoreConfig
+	cfg   Config
 	owner string
 
 	mu      sync.Mutex
-	live    map[string]SessionRecord // this process's sessions; guarded by mu
-	deletes map[string]bool          // deletes still to do; guarded by mu
+	live    map[string]session.SessionRecord // this process's sessions; guarded by mu
+	deletes map[string]bool                  // deletes still to do; guarded by mu
 }
 
-// NewRedisStore returns a store over rdb; the caller closes rdb after Run
-// has returned.
-func NewRedisStore(rdb redis.UniversalClient, cfg RedisStoreConfig) *RedisStore {
+// New returns a store over rdb; the caller closes rdb after Run has
+// returned.
+func New(rdb redis.UniversalClient, cfg Config) *Store {
 	if cfg.TTL <= 0 {
 		cfg.TTL = defaultKeyTTL
 	}
@@ -88,35 +82,15 @@ func NewRedisStore(rdb redis.UniversalClient, cfg RedisStoreConfig) *RedisStore 
 		cfg.Refresh = defaultRefresh
 	}
 	if cfg.ReplayMax <= 0 {
-		cfg.ReplayMax = defaultReplay
+		cfg.ReplayMax = defaultReplayMax
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
-	return &RedisStore{rdb: rdb, cfg: cfg, owner: hex.EncodeToString(b),
-		live: map[string]SessionRecord{}, deletes: map[string]bool{}}
+	return &Store{rdb: rdb, cfg: cfg, owner: hex.EncodeToString(b),
+		live: map[string]session.SessionRecord{}, deletes: map[string]bool{}}
 }
 
-// Client is the store's Redis client, for the other shared state of the
-// sessions (the limits' RedisCounters).
-func (s *RedisStore) Client() redis.UniversalClient { return s.rdb }
-
-// putSession writes a session hash unless another process owns it.
-// KEYS[1] the hash; ARGV owner, ttl ms, then field, value pairs.
-// Returns 1 when written, 0 when owned by another process.
-var putSession = redis.NewScript(`
-local o = redis.call('HGET', KEYS[1], 'owner')
-if o and o ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], unpack(ARGV, 3))
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`)
-
-// deleteOwned deletes KEYS[1] unless another process (ARGV[1]) owns it.
-var deleteOwned = redis.NewScript(`
-local o = redis.call('HGET', KEYS[1], 'owner')
-if o and o ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])`)
-
-func (s *RedisStore) putArgs(r SessionRecord) []any {
+func (s *Store) putArgs(r session.SessionRecord) []any {
 	connected := "0"
 	if r.Connected {
 		connected = fieldTrue
@@ -126,9 +100,9 @@ func (s *RedisStore) putArgs(r SessionRecord) []any {
 		"connected", connected, "limit", r.Limit, "updated_at", r.UpdatedAt.UnixMilli()}
 }
 
-// PutSession implements Store. A session owned by another process is left
+// PutSession implements session.Store. A session owned by another process is left
 // alone and forgotten here.
-func (s *RedisStore) PutSession(ctx context.Context, r SessionRecord) error {
+func (s *Store) PutSession(ctx context.Context, r session.SessionRecord) error {
 	s.mu.Lock()
 	s.live[r.ID] = r
 	delete(s.deletes, r.ID)
@@ -143,14 +117,14 @@ func (s *RedisStore) PutSession(ctx context.Context, r SessionRecord) error {
 	return nil
 }
 
-func (s *RedisStore) forgetLive(id string) {
+func (s *Store) forgetLive(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.live, id)
 }
 
-// DeleteSession implements Store; a failed delete is retried by Run.
-func (s *RedisStore) DeleteSession(ctx context.Context, id string) error {
+// DeleteSession implements session.Store; a failed delete is retried by Run.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	s.mu.Lock()
 	delete(s.live, id)
 	s.deletes[id] = true
@@ -164,10 +138,10 @@ func (s *RedisStore) DeleteSession(ctx context.Context, id string) error {
 	return nil
 }
 
-// AddTransition implements Store: one entry on the capped stream, and the
+// AddTransition implements session.Store: one entry on the capped stream, and the
 // same transition as JSON on the events channel. A transition of a session
 // that another process has taken over is a stale copy's and is left out.
-func (s *RedisStore) AddTransition(ctx context.Context, t Transition) error {
+func (s *Store) AddTransition(ctx context.Context, t session.Transition) error {
 	if o, err := s.rdb.HGet(ctx, sessionKey(t.Session), ownerField).Result(); err == nil && o != s.owner {
 		return nil
 	}
@@ -188,14 +162,14 @@ func (s *RedisStore) AddTransition(ctx context.Context, t Transition) error {
 	return nil
 }
 
-// Sessions implements Store: it SCANs the session hashes (on every master
+// Sessions implements session.Store: it SCANs the session hashes (on every master
 // of a cluster), sorted by id.
-func (s *RedisStore) Sessions(ctx context.Context) ([]SessionRecord, error) {
+func (s *Store) Sessions(ctx context.Context) ([]session.SessionRecord, error) {
 	keys, err := tiers.ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: scan sessions: %w", err)
 	}
-	out := make([]SessionRecord, 0, len(keys))
+	out := make([]session.SessionRecord, 0, len(keys))
 	for batch := range slices.Chunk(keys, scanBatch) {
 		cmds := make([]*redis.MapStringStringCmd, len(batch))
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -213,36 +187,36 @@ func (s *RedisStore) Sessions(ctx context.Context) ([]SessionRecord, error) {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b SessionRecord) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b session.SessionRecord) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-func parseSession(id string, h map[string]string) SessionRecord {
+func parseSession(id string, h map[string]string) session.SessionRecord {
 	ms, _ := strconv.ParseInt(h["updated_at"], 10, 64)
-	return SessionRecord{ID: id, Node: h["node"], Level: h["level"], Lang: h["lang"], Seniority: h["seniority"],
+	return session.SessionRecord{ID: id, Node: h["node"], Level: h["level"], Lang: h["lang"], Seniority: h["seniority"],
 		Connected: h["connected"] == fieldTrue || h["connected"] == "true", Limit: h["limit"], UpdatedAt: time.UnixMilli(ms)}
 }
 
-// Transitions implements Store with XREVRANGE, oldest first.
-func (s *RedisStore) Transitions(ctx context.Context, n int) ([]Transition, error) {
+// Transitions implements session.Store with XREVRANGE, oldest first.
+func (s *Store) Transitions(ctx context.Context, n int) ([]session.Transition, error) {
 	if n <= 0 {
-		n = memoryTransitions
+		n = defaultTransitions
 	}
 	msgs, err := s.rdb.XRevRangeN(ctx, transitionsKey, "+", "-", int64(n)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: transitions: %w", err)
 	}
-	out := make([]Transition, len(msgs))
+	out := make([]session.Transition, len(msgs))
 	for i, m := range msgs {
 		out[len(msgs)-1-i] = parseTransition(m.Values)
 	}
 	return out, nil
 }
 
-func parseTransition(v map[string]any) Transition {
+func parseTransition(v map[string]any) session.Transition {
 	str := func(k string) string { s, _ := v[k].(string); return s }
 	ms, _ := strconv.ParseInt(str("at"), 10, 64)
-	return Transition{Session: str("session"), From: str("from"), To: str("to"), Reason: str("reason"),
+	return session.Transition{Session: str("session"), From: str("from"), To: str("to"), Reason: str("reason"),
 		Node: str("node"), At: time.UnixMilli(ms)}
 }
 
@@ -250,7 +224,7 @@ func parseTransition(v map[string]any) Transition {
 // now on, until ctx is done (then it returns nil). It reads the stream with
 // a blocking XREAD, so it misses nothing while Redis is up, and after a
 // Redis outage it carries on from the last entry it saw.
-func (s *RedisStore) FollowTransitions(ctx context.Context, fn func(Transition)) error {
+func (s *Store) FollowTransitions(ctx context.Context, fn func(session.Transition)) error {
 	last := "$"
 	for ctx.Err() == nil {
 		res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{transitionsKey, last}, Count: 1000, Block: followBlock}).Result()
@@ -281,7 +255,7 @@ func (s *RedisStore) FollowTransitions(ctx context.Context, fn func(Transition))
 // Run re-writes this process's live session hashes every Refresh (which
 // keeps them from expiring and restores them after a Redis outage) and
 // retries failed deletes, until ctx is done. It returns nil.
-func (s *RedisStore) Run(ctx context.Context) error {
+func (s *Store) Run(ctx context.Context) error {
 	everyRound(ctx, s.cfg.Refresh, refreshTimeout, s.refresh, s.cfg.Log, "session: redis: refresh failed; retrying next round")
 	return nil
 }
@@ -307,9 +281,9 @@ func everyRound(ctx context.Context, interval, timeout time.Duration, round func
 }
 
 // refresh performs one round of Run.
-func (s *RedisStore) refresh(ctx context.Context) error {
+func (s *Store) refresh(ctx context.Context) error {
 	s.mu.Lock()
-	recs := make([]SessionRecord, 0, len(s.live))
+	recs := make([]session.SessionRecord, 0, len(s.live))
 	for _, r := range s.live {
 		recs = append(recs, r)
 	}
@@ -341,28 +315,4 @@ func (s *RedisStore) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// scripted runs a pipeline of EVALSHA calls built by fill; when Redis does
-// not know a script yet (a restart flushed its cache) it loads scripts
-// and runs the pipeline once more. The scripts used here are idempotent.
-func (s *RedisStore) scripted(ctx context.Context, scripts []*redis.Script, fill func(p redis.Pipeliner)) error {
-	run := func() error {
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { fill(p); return nil })
-		return err
-	}
-	err := run()
-	if err == nil || !isNoScript(err) {
-		return err
-	}
-	for _, sc := range scripts {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
-			return err
-		}
-	}
-	return run()
-}
-
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

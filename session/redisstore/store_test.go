@@ -1,98 +1,20 @@
-package session
+package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/tiers/redistest"
-
-	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 )
 
-// eventually polls cond until it holds, failing after waitLimit.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", waitLimit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// TestRedisStoreKeys: a session and a transition leave CONTRACT.md's keys:
-// the session hash with its expiry, a stream entry, a pub/sub event; and
-// the store reads them back.
-func TestRedisStoreKeys(t *testing.T) {
-	rdb := redistest.Client(t, redistest.DBSession)
-	ctx := t.Context()
-	ps := rdb.Subscribe(ctx, eventsChannel)
-	defer ps.Close()
-	if _, err := ps.Receive(ctx); err != nil { // the subscription is confirmed
-		t.Fatal(err)
-	}
-	events := ps.Channel()
-
-	store := NewRedisStore(rdb, RedisStoreConfig{TTL: time.Minute})
-	health := newFakeHealth(tiers.L1)
-	ts := newTestServer(t, Config{Health: health, Store: store, Node: "node-a"})
-	_, w := ts.start(t, "zh")
-	id := w.str("session_id")
-	health.set(tiers.L2, tiers.Signal{Event: tiers.SignalVendorAllDown, Level: tiers.L1})
-
-	key := "poise:session:" + id
-	var h map[string]string
-	eventually(t, "session hash at L2", func() bool {
-		h = rdb.HGetAll(ctx, key).Val()
-		return h["level"] == "L2"
-	})
-	if h["node"] != "node-a" || h["lang"] != "zh" || h["seniority"] != "mid" || h["connected"] != "1" {
-		t.Fatalf("session hash = %v", h)
-	}
-	if ms, _ := strconv.ParseInt(h["updated_at"], 10, 64); time.Since(time.UnixMilli(ms)) > time.Minute {
-		t.Fatalf("updated_at = %s, not a recent unix ms", h["updated_at"])
-	}
-	if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Minute {
-		t.Fatalf("session hash TTL = %v, want (0, 1m]", ttl)
-	}
-
-	entries := rdb.XRange(ctx, transitionsKey, "-", "+").Val()
-	if len(entries) != 1 {
-		t.Fatalf("%d stream entries, want 1", len(entries))
-	}
-	e := entries[0].Values
-	if e["session"] != id || e["from"] != "L1" || e["to"] != "L2" || e["reason"] != "vendor_all_down" || e["node"] != "node-a" || e["at"] == "" {
-		t.Fatalf("stream entry = %v", e)
-	}
-	select {
-	case m := <-events:
-		var tr Transition
-		if err := json.Unmarshal([]byte(m.Payload), &tr); err != nil || tr.Session != id || tr.To != "L2" {
-			t.Fatalf("event %q: %+v %v", m.Payload, tr, err)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("no event on poise:events")
-	}
-
-	recs, err := store.Sessions(ctx)
-	if err != nil || len(recs) != 1 || recs[0].ID != id || recs[0].Level != "L2" || !recs[0].Connected {
-		t.Fatalf("Sessions() = %+v, %v", recs, err)
-	}
-	trs, err := store.Transitions(ctx, 10)
-	if err != nil || len(trs) != 1 || trs[0].Reason != "vendor_all_down" || trs[0].At.IsZero() {
-		t.Fatalf("Transitions() = %+v, %v", trs, err)
-	}
-}
-
 // TestRedisStoreStreamIsCapped: the transitions stream stays near its cap.
 func TestRedisStoreStreamIsCapped(t *testing.T) {
-	rdb := redistest.Client(t, redistest.DBSession)
-	store := NewRedisStore(rdb, RedisStoreConfig{})
+	rdb := redistest.Client(t, redistest.DBStore)
+	store := New(rdb, Config{})
 	ctx := t.Context()
 	// Fill the stream past the cap in one pipeline, as many nodes would.
 	const extra = 5000
@@ -105,7 +27,7 @@ func TestRedisStoreStreamIsCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.AddTransition(ctx, Transition{Session: "last", From: "L1", To: "L2", At: time.Now()}); err != nil {
+	if err := store.AddTransition(ctx, session.Transition{Session: "last", From: "L1", To: "L2", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	n := rdb.XLen(ctx, transitionsKey).Val()
@@ -117,19 +39,19 @@ func TestRedisStoreStreamIsCapped(t *testing.T) {
 // TestRedisStoreOwnership: a store whose session was taken over by
 // another process neither overwrites nor deletes its hash.
 func TestRedisStoreOwnership(t *testing.T) {
-	rdb := redistest.Client(t, redistest.DBSession)
+	rdb := redistest.Client(t, redistest.DBStore)
 	ctx := t.Context()
-	a := NewRedisStore(rdb, RedisStoreConfig{})
-	b := NewRedisStore(rdb, RedisStoreConfig{})
-	rec := SessionRecord{ID: "s1", Node: "a", Level: "L1", Lang: "en", Seniority: "mid", UpdatedAt: time.Now()}
+	a := New(rdb, Config{})
+	b := New(rdb, Config{})
+	rec := session.SessionRecord{ID: "s1", Node: "a", Level: "L1", Lang: "en", Seniority: "mid", UpdatedAt: time.Now()}
 	if err := a.PutSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	st := &ResumeState{ID: "s1", Token: "tok", Subject: "sub", Level: "L1", Node: "a"}
-	if d, err := a.WriteResume(ctx, []ResumeWrite{{ID: "s1", State: st, FirstSeq: 1, Messages: [][]byte{[]byte(`{"seq":1}`)}}}); err != nil || len(d) != 0 {
+	st := &session.ResumeState{ID: "s1", Token: "tok", Subject: "sub", Level: "L1", Node: "a"}
+	if d, err := a.WriteResume(ctx, []session.ResumeWrite{{ID: "s1", State: st, FirstSeq: 1, Messages: [][]byte{[]byte(`{"seq":1}`)}}}); err != nil || len(d) != 0 {
 		t.Fatalf("WriteResume = %v, %v", d, err)
 	}
-	if _, err := b.TakeOverAs(ctx, "s1", "wrong", "sub"); err != ErrResumeToken {
+	if _, err := b.TakeOverAs(ctx, "s1", "wrong", "sub"); err != session.ErrResumeToken {
 		t.Fatalf("TakeOverAs with a wrong token = %v, want ErrResumeToken", err)
 	}
 	if owns, _ := a.Owns(ctx, "s1"); !owns {
@@ -143,7 +65,7 @@ func TestRedisStoreOwnership(t *testing.T) {
 		t.Fatal("a still owns s1 after b took it over")
 	}
 	// The old owner's writes are refused and reported.
-	d, err := a.WriteResume(ctx, []ResumeWrite{{ID: "s1", FirstSeq: 2, Messages: [][]byte{[]byte(`{"seq":2}`)}}})
+	d, err := a.WriteResume(ctx, []session.ResumeWrite{{ID: "s1", FirstSeq: 2, Messages: [][]byte{[]byte(`{"seq":2}`)}}})
 	if err != nil || len(d) != 1 || d[0] != "s1" {
 		t.Fatalf("old owner's WriteResume = %v, %v; want s1 disowned", d, err)
 	}
@@ -151,7 +73,7 @@ func TestRedisStoreOwnership(t *testing.T) {
 	if err := a.PutSession(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.AddTransition(ctx, Transition{Session: "s1", From: "L1", To: "L4", At: time.Now()}); err != nil {
+	if err := a.AddTransition(ctx, session.Transition{Session: "s1", From: "L1", To: "L4", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if n := rdb.XLen(ctx, transitionsKey).Val(); n != 0 {
@@ -171,9 +93,9 @@ func TestRedisStoreOwnership(t *testing.T) {
 // TestRedisStoreReplayIsContiguous: retried appends are not doubled, a gap
 // restarts the kept messages, and the list is capped.
 func TestRedisStoreReplayIsContiguous(t *testing.T) {
-	rdb := redistest.Client(t, redistest.DBSession)
+	rdb := redistest.Client(t, redistest.DBStore)
 	ctx := t.Context()
-	s := NewRedisStore(rdb, RedisStoreConfig{ReplayMax: 5})
+	s := New(rdb, Config{ReplayMax: 5})
 	msgs := func(from, to int) [][]byte {
 		var out [][]byte
 		for i := from; i <= to; i++ {
@@ -181,7 +103,7 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 		}
 		return out
 	}
-	st := &ResumeState{ID: "s", Token: "t", Level: "L1", LastSeq: 2}
+	st := &session.ResumeState{ID: "s", Token: "t", Level: "L1", LastSeq: 2}
 	steps := []struct {
 		name      string
 		first     int
@@ -195,7 +117,7 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 		{"the cap keeps the newest five", 9, 12, 8, 5},
 	}
 	for _, step := range steps {
-		if _, err := s.WriteResume(ctx, []ResumeWrite{{ID: "s", State: st, FirstSeq: uint64(step.first), Messages: msgs(step.first, step.to)}}); err != nil {
+		if _, err := s.WriteResume(ctx, []session.ResumeWrite{{ID: "s", State: st, FirstSeq: uint64(step.first), Messages: msgs(step.first, step.to)}}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.TakeOverAs(ctx, "s", "t", st.Subject)
@@ -217,11 +139,11 @@ func TestRedisStoreReplayIsContiguous(t *testing.T) {
 // TestRedisStoreRefreshCatchesUp: after Redis lost the keys, Run writes
 // this node's live sessions again, and retries a failed delete.
 func TestRedisStoreRefreshCatchesUp(t *testing.T) {
-	rdb := redistest.Client(t, redistest.DBSession)
+	rdb := redistest.Client(t, redistest.DBStore)
 	ctx := t.Context()
-	s := NewRedisStore(rdb, RedisStoreConfig{Refresh: 20 * time.Millisecond})
+	s := New(rdb, Config{Refresh: 20 * time.Millisecond})
 	for _, id := range []string{"keep", "gone"} {
-		if err := s.PutSession(ctx, SessionRecord{ID: id, Level: "L3", UpdatedAt: time.Now()}); err != nil {
+		if err := s.PutSession(ctx, session.SessionRecord{ID: id, Level: "L3", UpdatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,16 +166,16 @@ func TestRedisStoreRefreshCatchesUp(t *testing.T) {
 // BenchmarkRedisWriteResume measures the resume writer's round trip: one
 // batch of 32 sessions × 16 messages, as a busy node sends them.
 func BenchmarkRedisWriteResume(b *testing.B) {
-	rdb := redistest.Client(b, redistest.DBSession)
-	s := NewRedisStore(rdb, RedisStoreConfig{})
+	rdb := redistest.Client(b, redistest.DBStore)
+	s := New(rdb, Config{})
 	msg := []byte(`{"type":"answer_delta","seq":0,"id":"q1","text":"a few words of an answer "}`)
 	const sessions, perSession = 32, 16
 	var seq uint64 = 1
 	b.ReportAllocs()
 	for b.Loop() {
-		writes := make([]ResumeWrite, sessions)
+		writes := make([]session.ResumeWrite, sessions)
 		for i := range writes {
-			w := ResumeWrite{ID: "bench-" + strconv.Itoa(i), FirstSeq: seq}
+			w := session.ResumeWrite{ID: "bench-" + strconv.Itoa(i), FirstSeq: seq}
 			for range perSession {
 				w.Messages = append(w.Messages, msg)
 			}

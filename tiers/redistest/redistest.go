@@ -19,6 +19,7 @@ const (
 	DBSession = 1
 	DBTiers   = 2
 	DBPoise   = 3
+	DBStore   = 4 // session/redisstore
 )
 
 // URL returns the URL of database db on the test Redis, emptied.

@@ -19,7 +19,7 @@ type SharedStore interface {
 }
 
 // SetSharedRig is how redisstore_test.go (package session_test) hands
-// these tests the Redis stores they cannot import (see shared_test.go).
+// these tests the Redis stores they cannot import (see sharedRig).
 func SetSharedRig(store func(t testing.TB, url string, ttl time.Duration) SharedStore, counters func(t testing.TB, url string) quota.Counters) {
 	sharedRig.store, sharedRig.counters = store, counters
 }
@@ -70,9 +70,9 @@ func testRedisURL(t testing.TB) string {
 	return redistest.URL(t, redistest.DBSession)
 }
 
-// TestRedisStoreKeys: a session and a transition leave CONTRACT.md's keys:
-// the session hash with its expiry, a stream entry, a pub/sub event; and
-// the store reads them back.
+// TestRedisStoreKeys: a session and a transition leave the ops keys of
+// docs/deploy.md: the session hash with its expiry, a stream entry, a
+// pub/sub event; and the store reads them back.
 func TestRedisStoreKeys(t *testing.T) {
 	url := testRedisURL(t)
 	rdb := redistest.Dial(t, url)

@@ -29,8 +29,8 @@ type FallbackCounters struct {
 // now nil means time.Now (the clock of the cooldown only).
 func NewFallbackCounters(primary Counters, cooldown time.Duration, now func() time.Time, log zerolog.Logger) *FallbackCounters {
 	return &FallbackCounters{primary: primary, local: NewMemoryCounters(), outage: tiers.NewOutage(cooldown, now, log,
-		"session: limits: shared counters failed; counting on this node",
-		"session: limits: shared counters answer again")}
+		"quota: shared counters failed; counting on this node",
+		"quota: shared counters answer again")}
 }
 
 // usePrimary reports whether the primary is worth asking now.

@@ -63,7 +63,7 @@ func (l *Limiter) add(key string, n, limit int64, w time.Duration, now time.Time
 	defer cancel()
 	_, ok, err := l.counters.Add(ctx, key, n, limit, w, now)
 	if err != nil {
-		l.log.Debug().Err(err).Str("key", key).Msg("session: limit count failed; allowed")
+		l.log.Debug().Err(err).Str("key", key).Msg("quota: limit count failed; allowed")
 		return true
 	}
 	return ok
@@ -83,7 +83,7 @@ func (l *Limiter) OpenSession(subject, id string) bool {
 	defer cancel()
 	ok, err := l.counters.Hold(ctx, sessionsKey(subject), id, limit)
 	if err != nil {
-		l.log.Debug().Err(err).Str("subject", subject).Msg("session: limit: session hold failed; allowed")
+		l.log.Debug().Err(err).Str("subject", subject).Msg("quota: session hold failed; allowed")
 		return true
 	}
 	return ok
@@ -170,7 +170,7 @@ func (l *Limiter) ReserveTokens(ctx context.Context, subject, backend string, to
 	cancel()
 	switch {
 	case err != nil:
-		l.log.Debug().Err(err).Str("key", key).Msg("session: token budget count failed; allowed")
+		l.log.Debug().Err(err).Str("key", key).Msg("quota: token budget count failed; allowed")
 		return func(int) {}, allowed
 	case !ok:
 		return nil, Verdict{Until: WindowEnd(now, TokenWindow)}

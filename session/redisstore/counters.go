@@ -70,10 +70,10 @@ func (r *Counters) Add(ctx context.Context, key string, n, limit int64, w time.D
 	ttl := quota.WindowEnd(now, w).Sub(now) + limitKeyMargin
 	res, err := addCount.Run(ctx, r.rdb, []string{limitKeyPrefix + quota.WindowKey(key, w, now)}, n, limit, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
-		return 0, false, fmt.Errorf("session: redis: limit %s: %w", key, err)
+		return 0, false, fmt.Errorf("redisstore: limit %s: %w", key, err)
 	}
 	if len(res) != 2 {
-		return 0, false, fmt.Errorf("session: redis: limit %s: script returned %v", key, res)
+		return 0, false, fmt.Errorf("redisstore: limit %s: script returned %v", key, res)
 	}
 	return res[0], res[1] == 1, nil
 }
@@ -99,7 +99,7 @@ func (r *Counters) Hold(ctx context.Context, key, member string, limit int) (boo
 	set[member] = struct{}{}
 	r.mu.Unlock()
 	if err != nil {
-		return false, fmt.Errorf("session: redis: hold %s: %w", key, err)
+		return false, fmt.Errorf("redisstore: hold %s: %w", key, err)
 	}
 	return true, nil
 }
@@ -126,7 +126,7 @@ func (r *Counters) Release(ctx context.Context, key, member string) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	if err := r.rdb.ZRem(ctx, limitKeyPrefix+key, member).Err(); err != nil {
-		return fmt.Errorf("session: redis: release %s: %w", key, err)
+		return fmt.Errorf("redisstore: release %s: %w", key, err)
 	}
 	return nil
 }
@@ -135,7 +135,7 @@ func (r *Counters) Release(ctx context.Context, key, member string) error {
 // until ctx is done; after a Redis outage the first round writes them
 // back. It returns nil.
 func (r *Counters) Run(ctx context.Context) error {
-	everyRound(ctx, r.cfg.Lease/3, leaseRenewTimeout, r.renew, r.cfg.Log, "session: redis: lease renewal failed; retrying next round")
+	everyRound(ctx, r.cfg.Lease/3, leaseRenewTimeout, r.renew, r.cfg.Log, "redisstore: lease renewal failed; retrying next round")
 	return nil
 }
 

@@ -24,7 +24,7 @@ func (s *Store) WriteResume(ctx context.Context, writes []session.ResumeWrite) (
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session: redis: write resume state: %w", err)
+		return nil, fmt.Errorf("redisstore: write resume state: %w", err)
 	}
 	var disowned []string
 	for i, c := range cmds {
@@ -75,7 +75,7 @@ func (s *Store) TakeOverAs(ctx context.Context, id, token, subject string) (sess
 	res, err := takeOver.Run(ctx, s.rdb, []string{resumeKey(id), replayKey(id)}, s.owner, tokenHash(token),
 		s.cfg.TTL.Milliseconds(), subject).Slice()
 	if err != nil {
-		return session.ResumeState{}, fmt.Errorf("session: redis: take over %s: %w", id, err)
+		return session.ResumeState{}, fmt.Errorf("redisstore: take over %s: %w", id, err)
 	}
 	switch code, _ := res[0].(int64); {
 	case code == 0:
@@ -83,7 +83,7 @@ func (s *Store) TakeOverAs(ctx context.Context, id, token, subject string) (sess
 	case code < 0:
 		return session.ResumeState{}, session.ErrResumeToken
 	case len(res) < 3:
-		return session.ResumeState{}, fmt.Errorf("session: redis: take over %s: short reply", id)
+		return session.ResumeState{}, fmt.Errorf("redisstore: take over %s: short reply", id)
 	}
 	st, err := parseResume(id, res[1], res[2])
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Store) TakeOverAs(ctx context.Context, id, token, subject string) (sess
 	st.Token = token // the store keeps only its hash
 	// The ops hash follows: later writes of the old owner are not applied.
 	if err := claimSession.Run(ctx, s.rdb, []string{sessionKey(id)}, s.owner).Err(); err != nil {
-		return st, fmt.Errorf("session: redis: claim %s: %w", id, err)
+		return st, fmt.Errorf("redisstore: claim %s: %w", id, err)
 	}
 	return st, nil
 }
@@ -104,7 +104,7 @@ func (s *Store) Owns(ctx context.Context, id string) (bool, error) {
 	case err == redis.Nil:
 		return true, nil
 	case err != nil:
-		return true, fmt.Errorf("session: redis: owner of %s: %w", id, err)
+		return true, fmt.Errorf("redisstore: owner of %s: %w", id, err)
 	}
 	return o == s.owner, nil
 }
@@ -129,7 +129,7 @@ func parseResume(id string, header, entries any) (session.ResumeState, error) {
 	st.LastSeq, _ = strconv.ParseUint(h["last_seq"], 10, 64)
 	if p := h["profile"]; p != "" {
 		if err := json.Unmarshal([]byte(p), &st.Profile); err != nil {
-			return st, fmt.Errorf("session: redis: resume state of %s: profile: %w", id, err)
+			return st, fmt.Errorf("redisstore: resume state of %s: profile: %w", id, err)
 		}
 	}
 	list, _ := entries.([]any)
@@ -138,12 +138,12 @@ func parseResume(id string, header, entries any) (session.ResumeState, error) {
 		seqText, msg, ok := strings.Cut(str, " ")
 		seq, err := strconv.ParseUint(seqText, 10, 64)
 		if !ok || err != nil {
-			return st, fmt.Errorf("session: redis: resume state of %s: bad replay entry %d", id, i)
+			return st, fmt.Errorf("redisstore: resume state of %s: bad replay entry %d", id, i)
 		}
 		if i == 0 {
 			st.FirstSeq = seq
 		} else if seq != st.FirstSeq+uint64(i) {
-			return st, fmt.Errorf("session: redis: resume state of %s: replay not contiguous at %d", id, seq)
+			return st, fmt.Errorf("redisstore: resume state of %s: replay not contiguous at %d", id, seq)
 		}
 		st.Messages = append(st.Messages, []byte(msg))
 	}

@@ -109,7 +109,7 @@ func (s *Store) PutSession(ctx context.Context, r session.SessionRecord) error {
 	s.mu.Unlock()
 	n, err := putSession.Run(ctx, s.rdb, []string{sessionKey(r.ID)}, s.putArgs(r)...).Int()
 	if err != nil {
-		return fmt.Errorf("session: redis: put %s: %w", r.ID, err)
+		return fmt.Errorf("redisstore: put %s: %w", r.ID, err)
 	}
 	if n == 0 {
 		s.forgetLive(r.ID)
@@ -130,7 +130,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	s.deletes[id] = true
 	s.mu.Unlock()
 	if err := deleteOwned.Run(ctx, s.rdb, []string{sessionKey(id)}, s.owner).Err(); err != nil {
-		return fmt.Errorf("session: redis: delete %s: %w", id, err)
+		return fmt.Errorf("redisstore: delete %s: %w", id, err)
 	}
 	s.mu.Lock()
 	delete(s.deletes, id)
@@ -147,7 +147,7 @@ func (s *Store) AddTransition(ctx context.Context, t session.Transition) error {
 	}
 	payload, err := json.Marshal(t)
 	if err != nil {
-		return fmt.Errorf("session: redis: transition: %w", err)
+		return fmt.Errorf("redisstore: transition: %w", err)
 	}
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.XAdd(ctx, &redis.XAddArgs{Stream: transitionsKey, MaxLen: transitionsCap, Approx: true,
@@ -157,7 +157,7 @@ func (s *Store) AddTransition(ctx context.Context, t session.Transition) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("session: redis: transition: %w", err)
+		return fmt.Errorf("redisstore: transition: %w", err)
 	}
 	return nil
 }
@@ -167,7 +167,7 @@ func (s *Store) AddTransition(ctx context.Context, t session.Transition) error {
 func (s *Store) Sessions(ctx context.Context) ([]session.SessionRecord, error) {
 	keys, err := tiers.ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
 	if err != nil {
-		return nil, fmt.Errorf("session: redis: scan sessions: %w", err)
+		return nil, fmt.Errorf("redisstore: scan sessions: %w", err)
 	}
 	out := make([]session.SessionRecord, 0, len(keys))
 	for batch := range slices.Chunk(keys, scanBatch) {
@@ -179,7 +179,7 @@ func (s *Store) Sessions(ctx context.Context) ([]session.SessionRecord, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("session: redis: read sessions: %w", err)
+			return nil, fmt.Errorf("redisstore: read sessions: %w", err)
 		}
 		for i, c := range cmds {
 			if h := c.Val(); len(h) > 0 { // empty: expired since the scan
@@ -204,7 +204,7 @@ func (s *Store) Transitions(ctx context.Context, n int) ([]session.Transition, e
 	}
 	msgs, err := s.rdb.XRevRangeN(ctx, transitionsKey, "+", "-", int64(n)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("session: redis: transitions: %w", err)
+		return nil, fmt.Errorf("redisstore: transitions: %w", err)
 	}
 	out := make([]session.Transition, len(msgs))
 	for i, m := range msgs {
@@ -235,7 +235,7 @@ func (s *Store) FollowTransitions(ctx context.Context, fn func(session.Transitio
 			if ctx.Err() != nil {
 				return nil
 			}
-			s.cfg.Log.Warn().Err(err).Msg("session: redis: follow transitions; retrying")
+			s.cfg.Log.Warn().Err(err).Msg("redisstore: follow transitions; retrying")
 			select {
 			case <-ctx.Done():
 			case <-time.After(followRetry):
@@ -256,7 +256,7 @@ func (s *Store) FollowTransitions(ctx context.Context, fn func(session.Transitio
 // keeps them from expiring and restores them after a Redis outage) and
 // retries failed deletes, until ctx is done. It returns nil.
 func (s *Store) Run(ctx context.Context) error {
-	everyRound(ctx, s.cfg.Refresh, refreshTimeout, s.refresh, s.cfg.Log, "session: redis: refresh failed; retrying next round")
+	everyRound(ctx, s.cfg.Refresh, refreshTimeout, s.refresh, s.cfg.Log, "redisstore: refresh failed; retrying next round")
 	return nil
 }
 

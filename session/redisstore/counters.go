@@ -19,8 +19,8 @@ const (
 	leaseRenewTimeout   = 2 * time.Second        // one renewal round
 )
 
-// CountersConfig tunes Counters. The zero value of every field
-// means its documented default.
+// CountersConfig tunes Counters. The zero value of every field means its
+// documented default.
 type CountersConfig struct {
 	// Timeout bounds every Redis call. Default 100ms: a limit check must
 	// never hold a question up for long (quota.FallbackCounters then
@@ -36,10 +36,10 @@ type CountersConfig struct {
 	Log zerolog.Logger
 }
 
-// Counters are the quota.Counters shared by every node through Redis: window
-// counts under poise:limit:<key>:<window start>, changed by one script
-// each (check and INCRBY in one step), and held members in sorted sets
-// under poise:limit:<key>. Safe for concurrent use.
+// Counters are the quota.Counters shared by every node through Redis:
+// window counts under poise:limit:<key>:<window start>, changed by one
+// script each (check and INCRBY in one step), and held members in sorted
+// sets under poise:limit:<key>. Safe for concurrent use.
 type Counters struct {
 	rdb redis.UniversalClient
 	cfg CountersConfig
@@ -47,6 +47,8 @@ type Counters struct {
 	mu   sync.Mutex
 	held map[string]map[string]struct{} // this process's members, renewed by Run; guarded by mu
 }
+
+var _ quota.Counters = (*Counters)(nil)
 
 // NewCounters returns counters over rdb; the caller closes rdb after
 // Run has returned.

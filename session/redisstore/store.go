@@ -32,8 +32,8 @@ const (
 	followRetry        = 500 * time.Millisecond
 )
 
-// Config tunes a Store. The zero value of every field means
-// its documented default.
+// Config tunes a Store. The zero value of every field means its
+// documented default.
 type Config struct {
 	// TTL is how long a session's keys outlive their last write; a node
 	// that dies leaves them for this long, so it should be the resume
@@ -52,8 +52,9 @@ type Config struct {
 }
 
 // Store is the multi-node session.Store and session.ResumeStore: it writes
-// the keys of keys.go through a go-redis UniversalClient, so a plain server, Sentinel
-// (FailoverOptions / MasterName) and Cluster all work by configuration.
+// the keys of keys.go through a go-redis UniversalClient, so a plain
+// server, Sentinel (FailoverOptions / MasterName) and Cluster all work by
+// configuration.
 //
 // Every session key is fenced by an owner id that is random per process:
 // a write to a session that another process has taken over (a resume on
@@ -71,6 +72,11 @@ type Store struct {
 	live    map[string]session.SessionRecord // this process's sessions; guarded by mu
 	deletes map[string]bool                  // deletes still to do; guarded by mu
 }
+
+var (
+	_ session.Store       = (*Store)(nil)
+	_ session.ResumeStore = (*Store)(nil)
+)
 
 // New returns a store over rdb; the caller closes rdb after Run has
 // returned.

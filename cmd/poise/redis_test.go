@@ -354,9 +354,15 @@ func (c *cluster) simFault(t *testing.T, model string, fault map[string]any) {
 func TestTwoNodesShareHealth(t *testing.T) {
 	c := startCluster(t)
 	onB := dialWS(t, c.b.addr)
-	if w := onB.hello(nil); w.Level != "L1" {
-		t.Fatalf("B's session starts at %s, want L1", w.Level)
+	wB := onB.hello(nil)
+	if wB.Level != "L1" {
+		t.Fatalf("B's session starts at %s, want L1", wB.Level)
 	}
+	rdb := redistest.Dial(t, c.redisURL)
+	// The limits count in Redis too: B's session is held in its subject's set.
+	waitUntil(t, "B's session held in poise:limit:sessions:*", func() bool {
+		return rdb.ZScore(t.Context(), "poise:limit:sessions:anon:"+wB.SessionID, wB.SessionID).Err() == nil
+	})
 	onA := dialWS(t, c.a.addr)
 	onA.hello(nil)
 	c.simFault(t, "gpt-4o-mini", map[string]any{"status": 503})
@@ -372,7 +378,6 @@ func TestTwoNodesShareHealth(t *testing.T) {
 	if start := onB.ask("Why do you want to work here?"); start.Level != "L2" {
 		t.Fatalf("B's answer came from %s, want L2", start.Level)
 	}
-	rdb := redistest.Dial(t, c.redisURL)
 	if st := rdb.HGet(t.Context(), "poise:health:level:L1", "state").Val(); st != "down" {
 		t.Fatalf("poise:health:level:L1 state = %q, want down", st)
 	}

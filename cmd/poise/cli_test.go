@@ -41,7 +41,7 @@ func TestCLIHelp(t *testing.T) {
 		"ops -h": {"ops", "-h"}, "ops levels -h": {"ops", "levels", "-h"}, "ops watch --help": {"ops", "watch", "--help"},
 		"templates -h": {"templates", "-h"}, "templates match -h": {"templates", "match", "-h"},
 		"templates match TEXT --help": {"templates", "match", "hello", "--help"},
-		"token -h": {"token", "-h"}, "token issue -h": {"token", "issue", "-h"}, "version -h": {"version", "-h"},
+		"token -h":                    {"token", "-h"}, "token issue -h": {"token", "issue", "-h"}, "version -h": {"version", "-h"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

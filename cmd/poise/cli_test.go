@@ -187,3 +187,30 @@ func TestCLIBinaryExitCodes(t *testing.T) {
 	}
 	requireUsage(t, errOut.String())
 }
+
+// TestCLIReadyHint: the start-up "ready" line says what to set for L1 when
+// no L1 vendor is configured, and nothing of the kind when one is.
+func TestCLIReadyHint(t *testing.T) {
+	ready := func(args ...string) map[string]any {
+		t.Helper()
+		sc, drain := serveLogs(t, noEnv, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+		defer drain()
+		for sc.Scan() {
+			var l map[string]any
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l["message"] == "ready" {
+				return l
+			}
+		}
+		t.Fatal("no ready line")
+		return nil
+	}
+	plain := ready()
+	hint, _ := plain["hint"].(string)
+	if plain["answer_level"] != "L3" || !strings.Contains(hint, "OPENAI_API_KEY") || !strings.Contains(hint, "l1.vendors") {
+		t.Errorf("ready line without vendors %v: want answer_level L3 and a hint naming OPENAI_API_KEY and l1.vendors", plain)
+	}
+	cfg := writeFile(t, "l1.yaml", "l1:\n  vendors:\n    - {name: a, base_url: 'http://127.0.0.1:9/v1', api_key: k, model: m}\n")
+	if l := ready("-config", cfg); l["hint"] != nil {
+		t.Errorf("ready line with an L1 vendor has a hint: %v", l)
+	}
+}

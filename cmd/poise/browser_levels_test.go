@@ -111,10 +111,10 @@ func testLevelsAndReset(t *testing.T, env *browserEnv, s *poiseServer) {
 	askAll("L4")
 	shots("L4")
 
-	// The ops page shows both sessions at L4 (and the L4 tile counts every
+	// The ops page shows both sessions at L4 (and the L4 tile counts every connected
 	// L4 row, the earlier subtests' sessions included) and each one's way down.
 	ops.waitFor("the L4 tile to count the L4 rows", `Number(document.querySelector('#tiles [data-level="L4"] .count')?.textContent) >= 2 &&
-	  document.querySelector('#tiles [data-level="L4"] .count').textContent === String(document.querySelectorAll('#sessions tr[data-level="L4"]').length)`)
+	  document.querySelector('#tiles [data-level="L4"] .count').textContent === String(document.querySelectorAll('#sessions tr[data-level="L4"][data-connected="true"]').length)`)
 	for _, lang := range langs {
 		id := tabs[lang].seqState().Session
 		ops.waitFor("the session row at L4", fmt.Sprintf(`document.querySelector('#sessions tr[data-session=%q]')?.dataset.level === 'L4'`, id))

@@ -4,10 +4,16 @@
 //	poise ops levels|watch [-redis URL] [-server URL]
 //	poise templates match [-seniority junior|mid|senior] [-lang zh|en] TEXT
 //	poise token issue -subject ID -ttl 2h [-config FILE]
+//	poise version
+//	poise help [COMMAND]
+//
+// -h or --help anywhere prints the usage on stdout and exits 0; a command
+// line poise cannot run prints the usage on stderr and exits 2.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,19 +28,45 @@ func main() {
 		<-ctx.Done()
 		stop() // the first signal starts a graceful shutdown; a second one kills at once
 	}()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "poise:", err)
-		os.Exit(1)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode reports err on stderr and returns the process's exit code: 0
+// for none, 2 for a command line poise cannot run (with the usage), else 1.
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "poise: %v\n\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "poise:", err)
+		return 1
 	}
 }
 
 // run dispatches a subcommand; ctx ends on the first SIGINT or SIGTERM.
+// A request for help is not an error.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdout, stderr)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && args[0] != "" && (args[0][0] != '-' || isHelp(args[0]) || args[0] == "--version") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
+	case "-h", "-help", "--help", "help":
+		return help(args, stdout)
+	case "version", "--version":
+		return version(args, stdout)
 	case "serve":
 		return serve(ctx, args, getenv, stdout, stderr)
 	case "ops":
@@ -44,6 +76,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "token":
 		return token(args, getenv, stdout)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, ops, templates or token)", cmd)
+		return usagef("unknown command %q", cmd)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,20 +13,38 @@ import (
 	"github.com/poise-dev/poise/session"
 )
 
+// opsFlags are the flags of `poise ops levels|watch`.
+type opsFlags struct {
+	redisURL, server, token string
+}
+
+func opsFlagSet(verb string, getenv func(string) string, f *opsFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("ops "+verb, flag.ContinueOnError)
+	fs.StringVar(&f.redisURL, "redis", "", "Redis `URL` holding the ops view (multi-node)")
+	fs.StringVar(&f.server, "server", "http://"+defaultAddr, "a Poise server's base `URL` (single node)")
+	fs.StringVar(&f.token, "token", getenv("POISE_OPS_TOKEN"), "ops bearer token (default $POISE_OPS_TOKEN)")
+	return fs
+}
+
 // ops implements `poise ops levels|watch [-redis URL] [-server URL]`.
 // Without -redis it reads a running server's ops API.
 func ops(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	var f opsFlags
 	if len(args) == 0 || (args[0] != "levels" && args[0] != "watch") {
-		return errors.New("usage: poise ops levels|watch [-redis URL] [-server URL] [-token T]")
+		if len(args) > 0 && isHelp(args[0]) {
+			printHelp(stdout, opsFlagSet("levels|watch", getenv, &f))
+			return errHelp
+		}
+		return usagef("usage: poise ops levels|watch [-redis URL] [-server URL] [-token T]")
 	}
-	fs := flag.NewFlagSet("ops "+args[0], flag.ContinueOnError)
-	redisURL := fs.String("redis", "", "Redis `URL` holding the ops view (multi-node)")
-	server := fs.String("server", "http://"+defaultAddr, "a Poise server's base `URL` (single node)")
-	tok := fs.String("token", getenv("POISE_OPS_TOKEN"), "ops bearer token (default $POISE_OPS_TOKEN)")
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, err := parseFlags(opsFlagSet(args[0], getenv, &f), args[1:], stdout)
+	if err != nil {
 		return err
 	}
-	src, err := opsSource(*redisURL, *server, *tok)
+	if len(pos) > 0 {
+		return usagef("ops %s: unexpected argument %q", args[0], pos[0])
+	}
+	src, err := opsSource(f.redisURL, f.server, f.token)
 	if err != nil {
 		return err
 	}

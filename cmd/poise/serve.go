@@ -30,21 +30,28 @@ type serveFlags struct {
 	logLevel  string
 }
 
-func parseServeFlags(args []string, stderr io.Writer) (serveFlags, error) {
-	var f serveFlags
+// serveFlagSet is the flags of `poise serve`, parsed into f.
+func serveFlagSet(f *serveFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.config, "config", "", "YAML config `file` (default: embedded defaults)")
 	fs.StringVar(&f.addr, "addr", "", "listen `address`, overrides the config (127.0.0.1:0 picks a free port)")
 	fs.BoolVar(&f.demo, "demo", false, "run simulated vendors in-process and allow fault injection from /ops")
 	fs.BoolVar(&f.insecure, "insecure", false, "without auth.secret, listen on a non-loopback address anyway and accept anonymous sessions from any client")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
+	return fs
+}
+
+// parseServeFlags parses the flags of `poise serve`; -h prints the usage
+// on stdout and returns errHelp.
+func parseServeFlags(args []string, stdout io.Writer) (serveFlags, error) {
+	var f serveFlags
+	pos, err := parseFlags(serveFlagSet(&f), args, stdout)
+	if err != nil {
 		return f, err
 	}
-	if fs.NArg() > 0 {
-		return f, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	if len(pos) > 0 {
+		return f, usagef("serve: unexpected argument %q", pos[0])
 	}
 	return f, nil
 }
@@ -69,7 +76,7 @@ func newLogger(format, level string, stdout, stderr io.Writer) (zerolog.Logger, 
 // serve runs the server until ctx is done, then shuts down gracefully: stop
 // accepting, close every client with 1001, wait at most shutdownTimeout.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	f, err := parseServeFlags(args, stderr)
+	f, err := parseServeFlags(args, stdout)
 	if err != nil {
 		return err
 	}

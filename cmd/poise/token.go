@@ -5,35 +5,75 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/poise-dev/poise/session"
+	"go.yaml.in/yaml/v3"
 )
+
+// tokenFlags are the flags of `poise token issue`.
+type tokenFlags struct {
+	subject, config string
+	ttl             time.Duration
+}
+
+func tokenFlagSet(f *tokenFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("token issue", flag.ContinueOnError)
+	fs.StringVar(&f.subject, "subject", "", "the token's `subject` (a candidate or account id)")
+	fs.DurationVar(&f.ttl, "ttl", 2*time.Hour, "how long the token is valid")
+	fs.StringVar(&f.config, "config", "", "config `file` holding auth.secret")
+	return fs
+}
 
 // token implements `poise token issue -subject ID -ttl 2h [-config FILE]`:
 // it prints a session token signed with auth.secret.
 func token(args []string, getenv func(string) string, stdout io.Writer) error {
+	var f tokenFlags
 	if len(args) == 0 || args[0] != "issue" {
-		return errors.New("usage: poise token issue -subject ID -ttl 2h [-config FILE]")
+		if len(args) > 0 && isHelp(args[0]) {
+			printHelp(stdout, tokenFlagSet(&f))
+			return errHelp
+		}
+		return usagef("usage: poise token issue -subject ID -ttl 2h [-config FILE]")
 	}
-	fs := flag.NewFlagSet("token issue", flag.ContinueOnError)
-	subject := fs.String("subject", "", "the token's `subject` (a candidate or account id)")
-	ttl := fs.Duration("ttl", 2*time.Hour, "how long the token is valid")
-	path := fs.String("config", "", "config `file` holding auth.secret")
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, err := parseFlags(tokenFlagSet(&f), args[1:], stdout)
+	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*path, getenv)
+	if len(pos) > 0 {
+		return usagef("token issue: unexpected argument %q", pos[0])
+	}
+	cfg, err := loadConfig(f.config, getenv)
 	if err != nil {
 		return err
 	}
 	if cfg.Auth.Secret == "" {
-		return errors.New("token issue: auth.secret is not set in the config")
+		return missingSecret(f.config)
 	}
-	tok, err := session.IssueToken(cfg.Auth.Secret, *subject, *ttl, time.Now())
+	tok, err := session.IssueToken(cfg.Auth.Secret, f.subject, f.ttl, time.Now())
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(stdout, tok)
 	return err
+}
+
+// missingSecret says why auth.secret came out empty: no config, no
+// auth.secret in it, or a ${VAR} in it whose variable is empty (named).
+func missingSecret(path string) error {
+	if path == "" {
+		return errors.New("token issue: auth.secret is not set: pass -config FILE with auth.secret")
+	}
+	var raw struct {
+		Auth struct {
+			Secret string `yaml:"secret"`
+		} `yaml:"auth"`
+	}
+	if doc, err := os.ReadFile(path); err == nil && yaml.Unmarshal(utf8Doc(doc), &raw) == nil {
+		if refs := envRE.FindAllStringSubmatch(raw.Auth.Secret, -1); len(refs) > 0 {
+			return fmt.Errorf("token issue: auth.secret is %s, which is empty or unset (%s); set %s", raw.Auth.Secret, path, refs[0][1])
+		}
+	}
+	return fmt.Errorf("token issue: auth.secret is not set in %s", path)
 }

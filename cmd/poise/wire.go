@@ -104,11 +104,17 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	sc.Answerer = engine
 	sc.Health = a.health
 	a.hub = session.NewHub(sc)
-	log.Info().Str("answer_level", a.health.Supported().String()).Int("templates", tpl.questions).
-		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").
-		Bool("demo", f.demo).Msg("ready")
+	ready := log.Info().Str("answer_level", a.health.Supported().String()).Int("templates", tpl.questions).
+		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").Bool("demo", f.demo)
+	if len(cfg.Engine.L1.Vendors) == 0 {
+		ready = ready.Str("hint", l1Hint) // plain `poise` without OPENAI_API_KEY answers from templates only
+	}
+	ready.Msg("ready")
 	return a, nil
 }
+
+// l1Hint is the ready line's advice when no L1 vendor is configured.
+const l1Hint = "no L1 vendor: answers come from templates (L3) and the coach; set OPENAI_API_KEY or configure l1.vendors to answer at L1, or run with -demo for simulated vendors"
 
 // close stops the background loops and what build started.
 func (a *app) close() {

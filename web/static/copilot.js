@@ -8,6 +8,7 @@
 //                      fragment (#token=…) is preferred: it never reaches
 //                      server or proxy logs, nor a Referer
 //   lang               zh | en, the first language shown
+//   status_fade_ms     how long "Reconnected…" stays before "Connected" (default 5000)
 
 import { Connection } from './conn.js';
 import { loadScript, fallbackCard } from './coach.js';
@@ -17,7 +18,11 @@ import { View } from './view.js';
 
 const PROFILE_KEY = 'poise.profile.v1'; // localStorage: the candidate's profile
 const SESSION_KEY = 'poise.session.v1'; // sessionStorage: {id, token} to resume after a reload
+const AUTO_KEY = 'poise.autoAnswer.v1'; // localStorage: the auto-answer switch, "true" | "false"
 const CLIENT_SLA_MS = 3000; // no answer nor coach this long after a question → the local coach
+const STATUS_FADE_MS = 5000; // a "Reconnected…" status gives way to "Connected" after this
+const STATUS_DIM_MS = 1000; // … dimming for its last second
+const NARROW = '(max-width: 900px), (pointer: coarse)'; // phones and tablets: no keyboard hints
 
 const params = new URLSearchParams(location.search);
 const fragment = new URLSearchParams(location.hash.slice(1));
@@ -47,7 +52,27 @@ const state = {
   limit: null, // {limit, hint, until, lang}: a limit biting now (the server's `limit` message)
   limitTimer: 0, // clears limit at its until
   notice: null, // {code, text}: why the server refused the last hello; shown until a welcome
+  status: { key: '', args: [], kind: '', text: '' }, // the status line, as an i18n key: re-worded on a language change
+  statusTimers: [], // fade a transient status
+  autoAnswer: readAutoAnswer(),
+  unseenCaptions: 0, // final captions that came while the captions panel was closed (narrow screens)
 };
+
+function readAutoAnswer() {
+  try {
+    return localStorage.getItem(AUTO_KEY) !== 'false';
+  } catch {
+    return true;
+  }
+}
+
+function saveAutoAnswer() {
+  try {
+    localStorage.setItem(AUTO_KEY, String(state.autoAnswer));
+  } catch {
+    // private mode: the switch lives for this page only
+  }
+}
 
 function readProfile() {
   let p = {};
@@ -117,18 +142,66 @@ function setLang(l) {
   state.profile.lang = l;
   applyStatic(document, l);
   document.title = strings().title;
+  if (matchMedia(NARROW).matches) $('ask').placeholder = strings().askPlaceholderTouch;
   state.view?.setLang(l);
   renderChip();
+  renderAudio();
+  renderStart();
+  renderStatus();
   body.dataset.lang = l;
+}
+
+// renderStart words the profile form's button: "Start" before the
+// session, "Save" once it runs.
+function renderStart() {
+  $('btn-start').textContent = state.conn ? strings().save : strings().start;
 }
 
 function showView(name) {
   body.dataset.view = name;
   $('profile').hidden = name !== 'profile';
   $('live').hidden = name !== 'live';
-  $('btn-start').textContent = state.conn ? strings().save : strings().start;
+  renderStart();
   if (name === 'live') $('ask').focus();
   else $('role').focus();
+}
+
+// --- status line ----------------------------------------------------------------
+
+// setStatus shows an i18n key (with args) in the status line, so a language
+// change re-words it. kind 'audio' marks an audio problem: it gives way as
+// soon as audio runs again (renderAudio), so the line never contradicts
+// the header. fade: a transient message that gives way to "Connected".
+function setStatus(key, { args = [], kind = '', fade = false, text = '' } = {}) {
+  for (const id of state.statusTimers) clearTimeout(id);
+  state.statusTimers = [];
+  state.status = { key, args, kind, text, dim: false };
+  if (fade) {
+    const ms = num('status_fade_ms') || STATUS_FADE_MS;
+    const mine = state.status;
+    state.statusTimers.push(
+      setTimeout(() => {
+        mine.dim = true;
+        if (state.status === mine) renderStatus();
+      }, Math.max(0, ms - STATUS_DIM_MS)),
+      setTimeout(() => {
+        if (state.status === mine && body.dataset.conn === 'open') setStatus('statusConnected');
+      }, ms),
+    );
+  }
+  renderStatus();
+}
+
+function renderStatus() {
+  if (!state.view) return;
+  const st = state.status;
+  const s = strings();
+  let text = st.text;
+  if (st.key === 'notice') text = s.notices[st.args[0]] || st.text || st.args[0];
+  else if (typeof s[st.key] === 'function') text = s[st.key](...st.args);
+  else if (typeof s[st.key] === 'string') text = s[st.key];
+  state.view.setStatus(text, st.dim);
+  body.dataset.status = st.key;
 }
 
 function onProfileSubmit(ev) {
@@ -153,7 +226,7 @@ function connect(session) {
     session,
     config: { pingMs: num('ping_ms'), offlineAfterMs: num('offline_after_ms'), reconnectMaxMs: num('reconnect_max_ms') },
     hello: () => {
-      const h = { profile: state.profile };
+      const h = { profile: state.profile, auto_answer: state.autoAnswer };
       const tok = fragment.get('token') || params.get('token');
       if (tok) h.token = tok;
       state.sentLang = state.profile.lang;
@@ -166,9 +239,8 @@ function connect(session) {
       // Quietly, in the status line: never a popup or a banner. A refused
       // hello (too many sessions…) stays there while the page retries.
       body.dataset.notice = code || '';
-      const text = strings().notices[code] || message || code;
-      if (!state.conn.established) state.notice = { code, text }; // a refused hello
-      state.view.setStatus(text);
+      if (!state.conn.established) state.notice = { code, message }; // a refused hello
+      setStatus('notice', { args: [code], text: message || code });
     },
   });
   state.conn.start();
@@ -187,24 +259,25 @@ function onWelcome(w, info) {
   }
   state.sentLang = state.profile.lang;
   if (state.capture) announceAudio();
-  const s = strings();
-  if (info.wasOffline || info.hadFailures) state.view.setStatus(info.newSession ? s.statusNewSession : s.statusResumed);
-  else state.view.setStatus(s.statusConnected);
+  if (info.wasOffline || info.hadFailures) setStatus(info.newSession ? 'statusNewSession' : 'statusResumed', { fade: true });
+  else setStatus('statusConnected');
+  offerUnsent();
   syncDebug();
 }
 
 function onState(st, detail) {
   body.dataset.conn = st;
-  const s = strings();
   $('btn-takeover').hidden = st !== 'replaced';
+  const notice = () => setStatus('notice', { args: [state.notice.code], text: state.notice.message || state.notice.code });
   switch (st) {
     case 'connecting':
-      if (state.notice) state.view.setStatus(state.notice.text);
-      else if (!state.serverLevel) state.view.setStatus(s.statusConnecting);
+      if (state.notice) notice();
+      else if (!state.serverLevel) setStatus('statusConnecting');
       break;
     case 'waiting':
-      if (state.notice) state.view.setStatus(state.notice.text);
-      else state.view.setStatus(detail.delayMs >= 1500 ? s.statusReconnectIn(Math.round(detail.delayMs / 1000)) : s.statusReconnecting);
+      if (state.notice) notice();
+      else if (detail.delayMs >= 1500) setStatus('statusReconnectIn', { args: [Math.round(detail.delayMs / 1000)] });
+      else setStatus('statusReconnecting');
       break;
     case 'offline':
       if (!state.localCoach) {
@@ -212,10 +285,11 @@ function onState(st, detail) {
         body.dataset.mode = 'local-coach';
         renderChip();
       }
-      state.view.setStatus(state.notice ? state.notice.text : s.statusOffline);
+      if (state.notice) notice();
+      else setStatus('statusOffline');
       break;
     case 'replaced':
-      state.view.setStatus(s.statusReplaced);
+      setStatus('statusReplaced');
       break;
   }
   syncDebug();
@@ -289,9 +363,14 @@ function onMessage(m) {
       break;
     case 'caption':
       v.caption(`${state.conn.session.id}:${m.utt_id}`, m.text, m.final);
-      if (m.final) state.lastFinalCaption = m.text;
+      if (m.final) {
+        state.lastFinalCaption = m.text;
+        if (body.dataset.captions !== 'open') state.unseenCaptions++;
+        renderCaptionsToggle();
+      }
       break;
     case 'answer_start': {
+      if (!v.has(keyFor(m.id))) showCaptions(false); // a new answer: back to it on a narrow screen
       const turn = v.turn(keyFor(m.id), m.question);
       settle(turn);
       turn.answer = { level: m.level, source: m.source || '', note: m.note || '', text: '', reason: '' };
@@ -341,6 +420,7 @@ function ask(text) {
   text = text.trim();
   if (!text) return;
   const id = `c-${Date.now().toString(36)}-${++state.seq}`;
+  showCaptions(false);
   const turn = state.view.turn(id, text);
   if (!state.localCoach && state.conn && state.conn.send({ type: 'question', id, text })) {
     turn.pending = true;
@@ -352,9 +432,33 @@ function ask(text) {
       }, CLIENT_SLA_MS),
     );
   } else {
+    turn.unsent = true; // the server never saw it: offered again after the reconnect
     coachLocally(turn);
   }
   syncDebug();
+}
+
+// offerUnsent offers, after a welcome, every question typed while the
+// server was unreachable (and coached here) to be asked again. Offered,
+// not sent: the interview has moved on, and the candidate decides.
+function offerUnsent() {
+  for (const turn of state.view.turns.values()) {
+    if (turn.unsent && !turn.answer && !turn.offerRetry) {
+      turn.offerRetry = true;
+      state.view.update(turn);
+    }
+  }
+}
+
+function onAskAgain(ev) {
+  const b = ev.target.closest('.ask-again');
+  if (!b) return;
+  const turn = state.view.turns.get(b.dataset.key);
+  if (!turn) return;
+  turn.offerRetry = false;
+  turn.unsent = false;
+  state.view.update(turn);
+  ask(turn.question);
 }
 
 // coachLocally gives a turn the page's own coach card: never blank.
@@ -379,9 +483,8 @@ async function startAudio(source) {
   try {
     cap = await startCapture(source, sendFrame);
   } catch (e) {
-    const s = strings();
     const reason = e && e.reason;
-    state.view.setStatus(reason === 'no-tab-audio' ? s.statusNoTabAudio : reason === 'unsupported' ? s.statusAudioUnsupported : s.statusAudioDenied);
+    setStatus(reason === 'no-tab-audio' ? 'statusNoTabAudio' : reason === 'unsupported' ? 'statusAudioUnsupported' : 'statusAudioDenied', { kind: 'audio' });
     return;
   }
   state.capture = cap;
@@ -411,10 +514,12 @@ function stopAudio(tell) {
   state.capture = null;
   if (state.conn && state.audioSocket === state.conn.ws) state.conn.send({ type: 'audio_stop' });
   state.audioSocket = null;
-  if (tell) state.view.setStatus(strings().statusAudioStopped);
+  if (tell) setStatus('statusAudioStopped', { kind: 'audio' });
   renderAudio();
 }
 
+// renderAudio shows the audio state in the header; it is the one source
+// of truth: an audio problem in the status line gives way while audio runs.
 function renderAudio() {
   const c = state.capture;
   $('btn-tab').hidden = !!c;
@@ -422,7 +527,50 @@ function renderAudio() {
   $('btn-stop').hidden = !c;
   body.dataset.audio = c ? c.source : '';
   const s = strings();
-  $('btn-stop-text').textContent = c ? `${c.source === 'tab' ? s.listeningTab : s.listeningMic} · ${s.stopAudio}` : s.stopAudio;
+  const stop = $('btn-stop-text');
+  stop.replaceChildren();
+  if (c) {
+    const long = document.createElement('span');
+    long.className = 'long';
+    long.textContent = `${c.source === 'tab' ? s.listeningTab : s.listeningMic} · ${s.stopAudio}`;
+    const short = document.createElement('span');
+    short.className = 'short';
+    short.textContent = s.stopAudio;
+    stop.append(long, short);
+    stop.title = long.textContent;
+  } else {
+    stop.textContent = s.stopAudio;
+  }
+  if (c && state.status.kind === 'audio') setStatus(body.dataset.conn === 'open' ? 'statusConnected' : '');
+}
+
+// --- auto-answer and captions -------------------------------------------------
+
+function renderAutoAnswer() {
+  $('auto-answer').checked = state.autoAnswer;
+  body.dataset.autoAnswer = String(state.autoAnswer);
+}
+
+function onAutoAnswer() {
+  state.autoAnswer = $('auto-answer').checked;
+  saveAutoAnswer();
+  renderAutoAnswer();
+  state.conn?.send({ type: 'profile', profile: state.profile, auto_answer: state.autoAnswer });
+}
+
+// showCaptions opens or closes the captions panel of narrow screens (wide
+// ones show it beside the answer all the time).
+function showCaptions(open) {
+  body.dataset.captions = open ? 'open' : '';
+  if (open) state.unseenCaptions = 0;
+  renderCaptionsToggle();
+}
+
+function renderCaptionsToggle() {
+  const open = body.dataset.captions === 'open';
+  $('btn-captions').setAttribute('aria-pressed', String(open));
+  $('captions-badge').hidden = open || state.unseenCaptions === 0;
+  $('captions-badge').textContent = String(state.unseenCaptions);
 }
 
 // --- keyboard, debug, start -------------------------------------------------
@@ -455,6 +603,10 @@ function main() {
   state.view = new View(document, lang());
   fillForm();
   setLang(lang());
+  renderAutoAnswer();
+  $('auto-answer').addEventListener('change', onAutoAnswer);
+  $('btn-captions').addEventListener('click', () => showCaptions(body.dataset.captions !== 'open'));
+  $('live').addEventListener('click', onAskAgain);
   $('profile-form').addEventListener('submit', onProfileSubmit);
   $('profile-form').addEventListener('change', (ev) => {
     if (ev.target.name === 'lang') setLang(pickLang(ev.target.value));

@@ -10,6 +10,8 @@ const LEVELS = ['L1', 'L2', 'L3', 'L4'];
 const FAULTS = ['l1_down', 'l2_slow', 'templates_down', 'whisper_down'];
 const POLL_MS = 1500; // default polling period
 const TRANSITIONS = 100; // feed length asked of the API
+const FETCH_TIMEOUT_MS = 4000; // a request not answered by then counts as failed: its data turns stale
+const FEEDS = ['sessions', 'transitions', 'backends'];
 
 const params = new URLSearchParams(location.search);
 const hash = new URLSearchParams(location.hash.slice(1));
@@ -22,11 +24,13 @@ let last = { sessions: [], transitions: [], backends: [], demo: null };
 let drawn = {}; // section → JSON last drawn, so unchanged tables are left alone
 let timer = 0;
 let demoAvailable = true; // false once /ops/api/demo answered 404: not a -demo server, stop asking
+const fresh = { sessions: null, transitions: null, backends: null }; // feed → Date of its last good answer
+const stale = { sessions: false, transitions: false, backends: false }; // feed → the last poll of it failed
 
 async function api(path, init = {}) {
   const headers = { ...(init.headers || {}) };
   if (token) headers.Authorization = `Bearer ${token}`;
-  const resp = await fetch(path, { cache: 'no-store', ...init, headers });
+  const resp = await fetch(path, { cache: 'no-store', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), ...init, headers });
   if (!resp.ok) {
     const err = new Error(`${path}: ${resp.status}`);
     err.status = resp.status;
@@ -47,9 +51,14 @@ async function poll() {
     demoAvailable ? api('/ops/api/demo') : Promise.resolve(null),
   ]);
   const ok = (r) => r.status === 'fulfilled';
-  if (ok(sessions)) last.sessions = sessions.value || [];
-  if (ok(transitions)) last.transitions = transitions.value || [];
-  if (ok(backends)) last.backends = backends.value || [];
+  const now = new Date();
+  for (const [name, r] of Object.entries({ sessions, transitions, backends })) {
+    stale[name] = !ok(r);
+    if (ok(r)) {
+      last[name] = r.value || [];
+      fresh[name] = now;
+    }
+  }
   last.demo = ok(demo) ? demo.value : null;
   if (!ok(demo) && demo.reason?.status === 404) demoAvailable = false;
   const s = t(lang);
@@ -59,6 +68,7 @@ async function poll() {
   else if (failed.length) $('status').textContent = s.opsUnreachable;
   else $('status').textContent = s.opsUpdatedAt(clock(new Date()));
   draw();
+  drawFreshness();
   document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);
   timer = setTimeout(poll, pollMs);
 }
@@ -71,6 +81,20 @@ function draw() {
   once('demo', last.demo, drawDemo);
 }
 
+// drawFreshness greys out and timestamps each feed the last poll could
+// not refresh: old data never passes for live.
+function drawFreshness() {
+  const s = t(lang);
+  for (const name of FEEDS) {
+    for (const e of document.querySelectorAll(`.feed-data[data-feed="${name}"]`)) e.dataset.stale = String(stale[name]);
+    for (const e of document.querySelectorAll(`.asof[data-feed="${name}"]`)) {
+      e.hidden = !stale[name];
+      e.textContent = stale[name] ? s.opsAsOf(fresh[name] ? clock(fresh[name]) : '—') : '';
+    }
+  }
+  document.body.dataset.stale = String(FEEDS.some((n) => stale[n]));
+}
+
 function once(name, data, fn) {
   const key = lang + JSON.stringify(data);
   if (drawn[name] === key) return;
@@ -80,13 +104,22 @@ function once(name, data, fn) {
 
 function drawTiles(sessions) {
   const s = t(lang);
+  // A tile counts the connected sessions; those whose browser is gone
+  // (kept for a resume) are shown apart, under it.
   const counts = Object.fromEntries(LEVELS.map((l) => [l, 0]));
-  for (const x of sessions) if (x.level in counts) counts[x.level]++;
+  const away = Object.fromEntries(LEVELS.map((l) => [l, 0]));
+  for (const x of sessions) if (x.level in counts) (x.connected ? counts : away)[x.level]++;
   $('tiles').replaceChildren(
     ...LEVELS.map((l) => {
       const tile = el('div', 'tile');
       tile.dataset.level = l;
+      tile.dataset.away = String(away[l]);
       tile.append(el('div', 'lvl', l), el('div', 'count', String(counts[l])), el('div', 'name', s.levelNames[l]));
+      if (away[l]) {
+        const a = el('div', 'away', s.opsAway(away[l]));
+        a.title = s.opsAwayTitle;
+        tile.append(a);
+      }
       return tile;
     }),
   );
@@ -94,7 +127,7 @@ function drawTiles(sessions) {
 
 function drawSessions(sessions) {
   const s = t(lang);
-  const rows = [...sessions].sort((a, b) => String(a.level).localeCompare(String(b.level)) || String(a.id).localeCompare(String(b.id)));
+  const rows = [...sessions].sort((a, b) => Number(b.connected) - Number(a.connected) || String(a.level).localeCompare(String(b.level)) || String(a.id).localeCompare(String(b.id)));
   table('sessions', [s.opsSession, s.opsLevel, s.opsLimit, s.opsLang, s.opsSeniority, s.opsConnected, s.opsNode, s.opsUpdated], rows, (x) => [
     code(short(x.id), x.id),
     level(x.level),
@@ -108,6 +141,7 @@ function drawSessions(sessions) {
     tr.dataset.session = x.id;
     tr.dataset.level = x.level;
     tr.dataset.limit = x.limit || '';
+    tr.dataset.connected = String(!!x.connected);
   });
   $('sessions-empty').hidden = rows.length > 0;
 }
@@ -127,6 +161,7 @@ function drawBackends(backends) {
 }
 
 function drawTransitions(list) {
+  const s = t(lang);
   const items = [...list].reverse().map((x) => {
     const li = el('li');
     li.dataset.session = x.session;
@@ -134,7 +169,9 @@ function drawTransitions(list) {
     li.dataset.reason = x.reason;
     const change = el('span', 'change');
     change.append(level(x.from), ' → ', level(x.to));
-    li.append(el('span', 'at', clock(x.at)), code(short(x.session), x.session), change, el('span', 'reason', x.reason), el('span', 'node', x.node || ''));
+    const reason = el('span', 'reason', s.reasons[x.reason] || x.reason);
+    reason.title = x.reason;
+    li.append(el('span', 'at', clock(x.at)), code(short(x.session), x.session), change, reason, el('span', 'node', x.node || ''));
     return li;
   });
   $('transitions').replaceChildren(...items);
@@ -249,6 +286,7 @@ function setLang(l) {
   $('btn-lang').textContent = l === 'zh' ? 'English' : '中文';
   drawn = {};
   draw();
+  drawFreshness();
 }
 
 setLang(lang);

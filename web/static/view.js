@@ -93,6 +93,7 @@ export class View {
     if (turn.answer) art.append(this.answerCard(turn, s));
     if (turn.coach) art.append(this.coachCard(turn, s, !!turn.answer));
     if (!turn.answer && !turn.coach) art.append(thinking());
+    if (turn.offerRetry) art.append(askAgain(turn, s));
     this.tick();
   }
 
@@ -183,7 +184,16 @@ export class View {
     const li = h('li', 'turn past');
     li.dataset.key = turn.key;
     const det = h('details');
-    det.append(h('summary', '', turn.question || (turn.coach ? turn.coach.framework?.name : '') || s.question));
+    const summary = h('summary', '', turn.question || (turn.coach ? turn.coach.framework?.name : '') || s.question);
+    if (turn.answer?.reason === 'superseded') {
+      // The answer stopped mid-sentence because a newer question came in:
+      // say so, rather than leave half a sentence standing unmarked.
+      li.dataset.reason = 'superseded';
+      const tag = h('span', 'superseded-tag', s.superseded);
+      tag.title = s.supersededHint;
+      summary.append(tag);
+    }
+    det.append(summary);
     if (turn.answer) {
       det.append(h('div', 'answer-text', turn.answer.text));
       const meta = h('p', 'meta');
@@ -197,6 +207,7 @@ export class View {
       det.append(p);
     }
     li.append(det);
+    if (turn.offerRetry) li.append(askAgain(turn, s));
     return li;
   }
 
@@ -243,8 +254,12 @@ export class View {
     el.title = '';
   }
 
-  setStatus(text) {
-    this.el('status').textContent = text || '';
+  // setStatus shows the status line; a fading one dims (it is about to
+  // give way to the steady state).
+  setStatus(text, fading) {
+    const el = this.el('status');
+    el.textContent = text || '';
+    el.classList.toggle('fading', !!fading);
   }
 }
 
@@ -254,6 +269,17 @@ function h(tag, cls, text) {
   if (cls) el.className = cls;
   if (text !== undefined && text !== null) el.textContent = text;
   return el;
+}
+
+// askAgain is the offer to send a question the server never saw (typed
+// while it was unreachable) now that it is back; copilot.js handles the
+// click. Never sent on its own.
+function askAgain(turn, s) {
+  const b = h('button', 'quiet ask-again', s.askAgain);
+  b.type = 'button';
+  b.dataset.key = turn.key;
+  b.title = s.askAgainHint;
+  return b;
 }
 
 function thinking() {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/poise-dev/poise/tiers"
@@ -139,11 +140,15 @@ func TestReusedQuestionIDAtL4(t *testing.T) {
 // on again starts a new pipeline, whose captions never reuse the utt_id of
 // an earlier one (the page keys its caption lines by utt_id).
 func TestCaptionIDsUniqueAcrossAudioRestarts(t *testing.T) {
-	ts, _ := audioStack(t)
-	c, _ := ts.start(t, "en")
+	synctest.Test(t, captionIDsUniqueAcrossAudioRestarts)
+}
+
+func captionIDsUniqueAcrossAudioRestarts(t *testing.T) {
+	ms, _ := audioStack(t)
+	c, _ := ms.start(t)
 	finals := map[string]bool{}
 	for stream := 1; stream <= 2; stream++ {
-		wait := c.streaming("../asr/testdata/en_questions.wav", 8)
+		wait := c.streaming("../asr/testdata/en_questions.wav", 1)
 		for n := 0; n < 3; {
 			m := c.read()
 			if m.str("type") != "caption" {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestConfigYAMLKeys(t *testing.T) {
+	t.Parallel()
 	src := `
 whisper_urls: [http://10.0.0.1:8178, http://10.0.0.2:8178]
 cloud: {base_url: "https://api.example.com/v1", api_key: k, model: whisper-1}
@@ -47,6 +48,7 @@ vad_zcr_max: 0.3
 }
 
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +61,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigValidateNamesTheKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		c    Config

@@ -25,12 +25,19 @@ type Caption struct {
 	Latency time.Duration // finals: end of speech → caption; partials: 0
 }
 
+// recognizer transcribes one clip, as Pool.Recognize does. The pipeline
+// reaches its recognizer through it so that tests can put an in-process
+// one in the Pool's place.
+type recognizer interface {
+	Recognize(ctx context.Context, pcm []int16, lang string, partial bool) (text, source string, err error)
+}
+
 // Pipeline is one session's audio path: Feed → VAD → utterances → the
 // shared Pool → captions passed to emit. Feed never blocks. Start starts its
 // goroutine; Stop flushes and waits for it.
 type Pipeline struct {
 	cfg     Config // defaults resolved
-	pool    *Pool
+	rec     recognizer
 	lang    string
 	emit    func(Caption)
 	log     zerolog.Logger
@@ -53,13 +60,18 @@ type Pipeline struct {
 // utterance's partials before its final, finals in utterance order); it
 // must not block for long. pool is shared and not closed by the pipeline.
 func NewPipeline(cfg Config, pool *Pool, lang string, emit func(Caption), log zerolog.Logger) *Pipeline {
+	return newPipeline(cfg, pool, pool.metrics, lang, emit, log)
+}
+
+// newPipeline is NewPipeline on any recognizer; m may be nil.
+func newPipeline(cfg Config, rec recognizer, m *Metrics, lang string, emit func(Caption), log zerolog.Logger) *Pipeline {
 	return &Pipeline{
 		cfg:     cfg.withDefaults(),
-		pool:    pool,
+		rec:     rec,
 		lang:    lang,
 		emit:    emit,
 		log:     log,
-		metrics: pool.metrics,
+		metrics: m,
 		in:      make(chan []byte, feedQueue),
 		eof:     make(chan struct{}),
 		done:    make(chan struct{}),

@@ -1,37 +1,44 @@
 package asr
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // Limits of the audio fuzz targets.
 const (
-	fuzzEnvelopeMs   = frameMs   // audio made from one envelope byte
+	fuzzEnvelopeMs   = frameMs   // audio made from one envelope byte (FuzzSegmenter)
+	pipelineStepMs   = 100       // audio made from one envelope byte in FuzzAudioFrames: short inputs minimize fast
 	sessionMaxFrame  = 64 << 10  // bytes: the largest binary frame the session passes on (session.maxAudioFrame)
 	segmenterFuzzCap = 20 * 1000 // ms of audio one FuzzSegmenter input may make: room for one 15 s cut
-	pipelineFuzzCap  = 20 * 1000 // ms for FuzzAudioFrames: room for one 15 s cut
+	pipelineFuzzCap  = 2500      // ms for FuzzAudioFrames: room for two of its cuts
+	pipelineFuzzCut  = 1000      // ms: FuzzAudioFrames' max_utterance_ms, so that a short input reaches the cut
 	pipelineMinFrame = 320       // bytes (10 ms): smaller frames only cost time here; FuzzSegmenter takes any size
 )
 
 // fuzzAudio builds the byte stream of a fuzz input: raw as it came (any
 // bytes: PCM16LE, odd lengths, garbage), then envelope, each byte of which
-// is 20 ms of synthetic audio: its low 7 bits the amplitude (0 is digital
+// is stepMs of synthetic audio: its low 7 bits the amplitude (0 is digital
 // silence), its high bit a voiced sound (harmonics, as speech) rather than
 // noise. The envelope lets a short input describe long speech, long enough
-// for the 15 s cut. The stream is cut at capMs of audio.
-func fuzzAudio(raw, envelope []byte, capMs int) []byte {
+// for a cut. The stream is cut at capMs of audio.
+func fuzzAudio(raw, envelope []byte, stepMs, capMs int) []byte {
 	capBytes := capMs * SampleRate / 1000 * bytesPerFrame
 	out := slices.Clone(raw[:min(len(raw), capBytes)])
-	n := fuzzEnvelopeMs * SampleRate / 1000
+	n := stepMs * SampleRate / 1000
+	wave := voicedStep()
 	var seed uint32 = 1
-	for k, e := range envelope {
+	for _, e := range envelope {
 		if len(out)+n*bytesPerFrame > capBytes {
 			break
 		}
@@ -39,8 +46,7 @@ func fuzzAudio(raw, envelope []byte, capMs int) []byte {
 		for i := range n {
 			var v float64
 			if e&0x80 != 0 {
-				ts := float64(k*n+i) / SampleRate
-				v = math.Sin(2*math.Pi*150*ts) + 0.5*math.Sin(2*math.Pi*300*ts)
+				v = wave[i%len(wave)]
 			} else {
 				seed = seed*1664525 + 1013904223
 				v = float64(int32(seed)) / math.MaxInt32
@@ -50,6 +56,17 @@ func fuzzAudio(raw, envelope []byte, capMs int) []byte {
 	}
 	return out
 }
+
+// voicedStep is 20 ms of the voiced sound: 150 Hz and 300 Hz repeat every
+// 320 samples, so the sound is this wave over and over.
+var voicedStep = sync.OnceValue(func() []float64 {
+	w := make([]float64, fuzzEnvelopeMs*SampleRate/1000)
+	for i := range w {
+		ts := float64(i) / SampleRate
+		w[i] = math.Sin(2*math.Pi*150*ts) + 0.5*math.Sin(2*math.Pi*300*ts)
+	}
+	return w
+})
 
 // fuzzFrames cuts stream into frames whose sizes come from sizes (two
 // bytes a frame, cycling), each between least and most bytes (the last
@@ -101,7 +118,7 @@ func FuzzSegmenter(f *testing.F) {
 	f.Add([]byte{1, 2, 3}, slices.Concat(voicedSec, quietSec[:20], voicedSec), []byte{0, 0, 0xff, 0xff, 0, 3})
 	f.Add(pcmBytes(voiced(SampleRate)), []byte{}, []byte{0x01, 0x41})
 	f.Fuzz(func(t *testing.T, raw, envelope, sizes []byte) {
-		stream := fuzzAudio(raw, envelope, segmenterFuzzCap)
+		stream := fuzzAudio(raw, envelope, fuzzEnvelopeMs, segmenterFuzzCap)
 		cfg := Config{}.withDefaults()
 		s := newSegmenter(cfg)
 		maxSpeech := int64(cfg.MaxUtteranceMs) * SampleRate / 1000
@@ -189,39 +206,67 @@ func segmentUtts(cfg Config, stream []byte) []utt {
 
 // FuzzAudioFrames drives the path of the session's binary frames: frames
 // of the sizes the session passes on (even, at most 64 KiB; here at least
-// 10 ms, as smaller ones only make an input slow), at real-time
-// pace, into Pipeline.Feed, with a simulated whisper.cpp server behind the
-// pool; then Stop. Properties: no panic and no goroutine left (synctest);
-// paced audio is never dropped; captions come in utterance order (u1, u2,
-// ...), each utterance's partials before its final, nothing after a final;
-// and there is exactly one final per utterance the segmenter finds in the
-// same audio.
+// 10 ms, as smaller ones only make an input slow), at real-time pace (fake
+// time in a synctest bubble), into Pipeline.Feed, with an in-process
+// recognizer that takes decode time as whisper does; then Stop. Its
+// utterances end after 300 ms of silence and are cut at 1 s, and partials
+// come every 100 ms, so that inputs of at most 2.5 s (cheap to run, and
+// to minimize: the fuzzer minimizes every new input before it counts
+// another exec) reach every edge.
+// Properties: no panic and no goroutine left (synctest); paced audio is
+// never dropped; captions come in utterance order (u1, u2, ...), each
+// utterance's partials before its final, nothing after a final; and there
+// is exactly one final per utterance the segmenter finds in the same
+// audio. The pool and its HTTP are fuzzed by neither: they cost far more
+// per input than the pipeline, and their own tests cover them.
 func FuzzAudioFrames(f *testing.F) {
-	voicedSec := slices.Repeat([]byte{0xff}, 1000/fuzzEnvelopeMs)
-	quietSec := slices.Repeat([]byte{0x01}, 1000/fuzzEnvelopeMs)
+	voicedSec := slices.Repeat([]byte{0xff}, 1000/pipelineStepMs)
+	quietSec := slices.Repeat([]byte{0x01}, 1000/pipelineStepMs)
 	f.Add([]byte{}, slices.Concat(quietSec, voicedSec, quietSec, voicedSec, quietSec), []byte{0x02, 0x80})
-	f.Add([]byte{}, slices.Concat(quietSec, slices.Repeat(voicedSec, 16)), []byte{0xff, 0xff})
+	f.Add([]byte{}, slices.Concat(quietSec, slices.Repeat(voicedSec, 4)), []byte{0xff, 0xff})
 	f.Add([]byte{0x7f, 0xff, 0x00, 0x80}, []byte{}, []byte{})
+	cfg := Config{MaxUtteranceMs: pipelineFuzzCut, SilenceMs: 300, PartialEveryMs: 100}
+	if err := cfg.Validate(); err != nil {
+		f.Fatal(err)
+	}
+	cfg = cfg.withDefaults()
 	f.Fuzz(func(t *testing.T, raw, envelope, sizes []byte) {
-		stream := fuzzAudio(raw, envelope, pipelineFuzzCap)
+		stream := fuzzAudio(raw, envelope, pipelineStepMs, pipelineFuzzCap)
 		stream = stream[:len(stream)&^1] // the session refuses an odd frame
 		synctest.Test(t, func(t *testing.T) {
-			r := newRig(t, rigOptions{})
-			s := startSession(t, r, "en")
+			var captions []Caption // written by the pipeline's goroutine; read after Stop
+			p := newPipeline(cfg, fakeWhisper{}, nil, "en", func(c Caption) { captions = append(captions, c) }, zerolog.Nop())
+			p.Start(t.Context())
 			for _, fr := range fuzzFrames(stream, sizes, pipelineMinFrame, sessionMaxFrame, true) {
-				s.p.Feed(fr)
+				p.Feed(fr)
 				time.Sleep(time.Duration(len(fr)/bytesPerFrame) * time.Second / SampleRate)
 			}
-			s.p.Stop()
-			if d := s.p.Dropped(); d != 0 {
+			p.Stop()
+			if d := p.Dropped(); d != 0 {
 				t.Fatalf("dropped %d bytes of audio fed in real time", d)
 			}
-			finals := checkCaptionOrder(t, s.captions)
-			if want := len(segment(r.cfg, stream, max(len(stream), 1))); finals != want {
+			finals := checkCaptionOrder(t, captions)
+			if want := len(segment(cfg, stream, max(len(stream), 1))); finals != want {
 				t.Fatalf("%d finals for %d utterances", finals, want)
 			}
 		})
 	})
+}
+
+// fakeWhisper is an in-process recognizer for FuzzAudioFrames: it takes
+// 40 ms plus 5 ms a second of audio to decode (fake time), as a whisper
+// server would, and says one sentence; it gives up when ctx ends.
+type fakeWhisper struct{}
+
+func (fakeWhisper) Recognize(ctx context.Context, pcm []int16, _ string, _ bool) (string, string, error) {
+	t := time.NewTimer(40*time.Millisecond + time.Duration(len(pcm))*5*time.Millisecond/SampleRate)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return "tell me about yourself", SourceWhisper, nil
+	case <-ctx.Done():
+		return "", "", ctx.Err()
+	}
 }
 
 // checkCaptionOrder checks the order of captions and returns the number

@@ -69,6 +69,7 @@ func (s *session) partials(utt string) int {
 }
 
 func TestPipelineCaptionsEachQuestion(t *testing.T) {
+	t.Parallel()
 	for _, clip := range loadTruth(t) {
 		t.Run(clip.File, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -107,6 +108,7 @@ func TestPipelineCaptionsEachQuestion(t *testing.T) {
 }
 
 func TestPipelineStopFlushesTheOpenUtterance(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{transcript: "cut short"})
 		s := startSession(t, r, "en")
@@ -124,6 +126,7 @@ func TestPipelineStopFlushesTheOpenUtterance(t *testing.T) {
 }
 
 func TestPipelineSupersedesSlowPartials(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		// Decoding takes longer than the partial period: each new partial
 		// cancels the one in flight.
@@ -143,6 +146,7 @@ func TestPipelineSupersedesSlowPartials(t *testing.T) {
 }
 
 func TestPipelinesShareASaturatedPool(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		// One whisper server, slower than real time for three sessions'
 		// partials: partials are skipped, no final is lost.
@@ -174,6 +178,7 @@ func TestPipelinesShareASaturatedPool(t *testing.T) {
 }
 
 func TestPipelineCaptionsPauseAndResume(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		break_ func(r *rig)
@@ -218,6 +223,7 @@ func TestPipelineCaptionsPauseAndResume(t *testing.T) {
 }
 
 func TestPipelineFeedNeverBlocks(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{})
 		p := NewPipeline(r.cfg, r.pool, "en", func(Caption) {}, zerolog.Nop())
@@ -239,6 +245,7 @@ func TestPipelineFeedNeverBlocks(t *testing.T) {
 }
 
 func TestPipelineEndsWithItsContext(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{delay: time.Hour})
 		s := &session{}

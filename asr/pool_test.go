@@ -97,6 +97,7 @@ func recognizeAsync(ctx context.Context, p *Pool, partial bool) <-chan result {
 }
 
 func TestPoolRecognizesOnWhisper(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{transcript: "[BLANK_AUDIO] what is your  greatest weakness "})
 		text, source, err := r.pool.Recognize(t.Context(), second(0.4), "en", false)
@@ -110,6 +111,7 @@ func TestPoolRecognizesOnWhisper(t *testing.T) {
 }
 
 func TestPoolDecodesOneAtATimePerServer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		servers int
@@ -151,6 +153,7 @@ func TestPoolDecodesOneAtATimePerServer(t *testing.T) {
 }
 
 func TestPoolSkipsPartialsBeforeDelayingFinals(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{delay: time.Second})
 		ctx := t.Context()
@@ -183,6 +186,7 @@ func TestPoolSkipsPartialsBeforeDelayingFinals(t *testing.T) {
 }
 
 func TestPoolFinalWaitsForQueueRoom(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{delay: time.Second, cfg: Config{QueueDepth: 1}})
 		ctx := t.Context()
@@ -203,6 +207,7 @@ func TestPoolFinalWaitsForQueueRoom(t *testing.T) {
 }
 
 func TestPoolFallsThroughToCloud(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{cloud: true})
 		r.sims[0].SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 503})
@@ -227,6 +232,7 @@ func TestPoolFallsThroughToCloud(t *testing.T) {
 const AnyModelCounters = vendorsim.AnyModel
 
 func TestPoolBackendHealth(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{cfg: Config{RetryMs: 3000}})
 		sim, name := r.sims[0], "whisper@whisper-0:80"
@@ -258,6 +264,7 @@ func TestPoolBackendHealth(t *testing.T) {
 }
 
 func TestPoolErrorClasses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		fault     vendorsim.Fault
@@ -295,6 +302,7 @@ func TestPoolErrorClasses(t *testing.T) {
 }
 
 func TestPoolCloseFailsWaitingRequests(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, rigOptions{delay: time.Hour})
 		ctx := context.WithoutCancel(t.Context())
@@ -315,6 +323,7 @@ func TestPoolCloseFailsWaitingRequests(t *testing.T) {
 }
 
 func TestCleanText(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		" Hello there.\n":                    "Hello there.",
 		"[BLANK_AUDIO]":                      "",
@@ -331,6 +340,7 @@ func TestCleanText(t *testing.T) {
 }
 
 func TestMetricsNilSafe(t *testing.T) {
+	t.Parallel()
 	var m *Metrics
 	m.observeCaptionLatency(time.Second)
 	m.incPartialSkipped()
@@ -357,6 +367,7 @@ func TestMetricsNilSafe(t *testing.T) {
 // TestPoolOverTCP runs the chain over real loopback sockets, outside
 // synctest, the way the server does.
 func TestPoolOverTCP(t *testing.T) {
+	t.Parallel()
 	whisperSim := vendorsim.New(vendorsim.Options{Transcripts: []string{"over tcp"}})
 	defer whisperSim.Close()
 	whisperSrv := httptest.NewServer(whisperSim)

@@ -137,7 +137,7 @@ func (r *runner) startFinal(ctx context.Context, u *utterance, pcm []int16, endO
 func (r *runner) decode(ctx context.Context, cancel context.CancelFunc, res decodeResult, pcm []int16) {
 	r.wg.Go(func() {
 		defer cancel()
-		res.text, res.source, res.err = r.p.pool.Recognize(ctx, pcm, r.p.lang, !res.final)
+		res.text, res.source, res.err = r.p.rec.Recognize(ctx, pcm, r.p.lang, !res.final)
 		select {
 		case r.results <- res:
 		case <-r.quit:

@@ -34,6 +34,7 @@ func segment(cfg Config, b []byte, chunk int) []segEvent {
 }
 
 func TestSegmenterKeepsPreroll(t *testing.T) {
+	t.Parallel()
 	quiet := noise(int(samplesAt(1000)), 30, 1)
 	pcm := concat(quiet, voiced(int(samplesAt(800))), quiet)
 	got := segment(Config{}, pcmBytes(pcm), 640)
@@ -53,6 +54,7 @@ func TestSegmenterKeepsPreroll(t *testing.T) {
 }
 
 func TestSegmenterPrerollNeverOverlapsPreviousUtterance(t *testing.T) {
+	t.Parallel()
 	quiet := func(ms int) []int16 { return noise(int(samplesAt(ms)), 30, uint64(ms)) }
 	pcm := concat(quiet(1000), voiced(int(samplesAt(500))), quiet(400), voiced(int(samplesAt(500))), quiet(1000))
 	got := segment(Config{SilenceMs: 300}, pcmBytes(pcm), 3200)
@@ -66,6 +68,7 @@ func TestSegmenterPrerollNeverOverlapsPreviousUtterance(t *testing.T) {
 }
 
 func TestSegmenterChunkingDoesNotMatter(t *testing.T) {
+	t.Parallel()
 	b := pcmBytes(loadWAV(t, "en_questions.wav"))
 	want := segment(Config{}, b, len(b))
 	for _, chunk := range []int{1, 3, 641, 64 << 10} {
@@ -82,6 +85,7 @@ func TestSegmenterChunkingDoesNotMatter(t *testing.T) {
 }
 
 func TestSegmenterCutContinuesWithoutGap(t *testing.T) {
+	t.Parallel()
 	quiet := noise(int(samplesAt(500)), 30, 1)
 	pcm := concat(quiet, voiced(int(samplesAt(7000))), quiet)
 	got := segment(Config{MaxUtteranceMs: 3000}, pcmBytes(pcm), 3200)
@@ -96,6 +100,7 @@ func TestSegmenterCutContinuesWithoutGap(t *testing.T) {
 }
 
 func TestRingKeepsTheLastSamples(t *testing.T) {
+	t.Parallel()
 	r := newRing(5)
 	r.push([]int16{1, 2, 3})
 	r.push([]int16{4, 5, 6, 7})

@@ -68,6 +68,7 @@ func runVAD(cfg Config, pcm []int16) []Boundary {
 func samplesAt(msec int) int64 { return int64(msec) * SampleRate / 1000 }
 
 func TestVADFindsQuestionBoundaries(t *testing.T) {
+	t.Parallel()
 	for _, clip := range loadTruth(t) {
 		t.Run(clip.File, func(t *testing.T) {
 			got := runVAD(Config{}, loadWAV(t, clip.File))
@@ -94,6 +95,7 @@ func checkNear(t *testing.T, what string, got, want int64) {
 }
 
 func TestVADIgnoresNoiseAndSilence(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"noise_only.wav", "silence_only.wav"} {
 		t.Run(name, func(t *testing.T) {
 			if got := runVAD(Config{}, loadWAV(t, name)); len(got) != 0 {
@@ -104,6 +106,7 @@ func TestVADIgnoresNoiseAndSilence(t *testing.T) {
 }
 
 func TestVADSilenceSetting(t *testing.T) {
+	t.Parallel()
 	// Gaps of 1.5 s, and enough quiet at the end for the longest setting.
 	pcm := concat(loadWAV(t, "en_questions.wav"), noise(int(samplesAt(2500)), 30, 3))
 	tests := []struct {
@@ -159,6 +162,7 @@ func concat(parts ...[]int16) []int16 {
 }
 
 func TestVADCutsLongSpeech(t *testing.T) {
+	t.Parallel()
 	bed := func(ms int) []int16 { return noise(int(samplesAt(ms)), 30, uint64(ms)) }
 	pcm := concat(bed(1000), voiced(int(samplesAt(20000))), bed(2000))
 	speech := func(a, b []int16) []int16 {
@@ -187,6 +191,7 @@ func TestVADCutsLongSpeech(t *testing.T) {
 }
 
 func TestVADNeedsMinimumSpeech(t *testing.T) {
+	t.Parallel()
 	quiet := make([]int16, samplesAt(1000))
 	tests := []struct {
 		name    string
@@ -207,6 +212,7 @@ func TestVADNeedsMinimumSpeech(t *testing.T) {
 }
 
 func TestVADZeroCrossingGate(t *testing.T) {
+	t.Parallel()
 	quiet := noise(int(samplesAt(1000)), 20, 1)
 	hiss := noise(int(samplesAt(1000)), 8000, 2) // loud but all zero crossings
 	pcm := concat(quiet, hiss, quiet, voiced(int(samplesAt(1000))), quiet)
@@ -221,6 +227,7 @@ func TestVADZeroCrossingGate(t *testing.T) {
 }
 
 func TestVADLearnsLastingNoise(t *testing.T) {
+	t.Parallel()
 	// A fan starts 25 dB above the room: at first it looks like speech,
 	// but the floor creeps up under it and the "utterance" ends.
 	pcm := concat(noise(int(samplesAt(1000)), 60, 1), noise(int(samplesAt(60000)), 1100, 2))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestWAVRoundTrip(t *testing.T) {
+	t.Parallel()
 	pcm := []int16{0, 1, -1, 32767, -32768, 1234}
 	got, rate, err := DecodeWAV(EncodeWAV(pcm, 8000))
 	if err != nil {
@@ -19,6 +20,7 @@ func TestWAVRoundTrip(t *testing.T) {
 }
 
 func TestWAVHeaderIsCanonical(t *testing.T) {
+	t.Parallel()
 	b := EncodeWAV(make([]int16, 10), SampleRate)
 	if len(b) != wavHeaderLen+20 {
 		t.Fatalf("len %d", len(b))
@@ -37,6 +39,7 @@ func TestWAVHeaderIsCanonical(t *testing.T) {
 }
 
 func TestDecodeWAVSkipsChunksAndReadsStreamingSizes(t *testing.T) {
+	t.Parallel()
 	pcm := []int16{5, -5, 7}
 	plain := EncodeWAV(pcm, SampleRate)
 	// Insert a LIST chunk (odd size, padded) between fmt and data, and mark
@@ -51,6 +54,7 @@ func TestDecodeWAVSkipsChunksAndReadsStreamingSizes(t *testing.T) {
 }
 
 func TestDecodeWAVRejects(t *testing.T) {
+	t.Parallel()
 	stereo := EncodeWAV([]int16{1, 2}, SampleRate)
 	binary.LittleEndian.PutUint16(stereo[22:], 2)
 	float := EncodeWAV([]int16{1, 2}, SampleRate)

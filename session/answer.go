@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/poise-dev/poise/coach"
@@ -10,7 +12,8 @@ import (
 
 // question is the session's in-flight question. Owned by run.
 type question struct {
-	id      string
+	gen     uint64 // the question's generation, shared by its one answer attempt; results match on it
+	id      string // the wire id, only echoed to the client
 	text    string
 	cancel  context.CancelFunc
 	sla     *time.Timer  // nil once content or the coach was shown
@@ -21,18 +24,38 @@ type question struct {
 	ended   bool         // answer_end was sent, or no answer will come
 }
 
-// Answer goroutine results, tagged with the question id so that run drops
-// those of a superseded question.
+// Answer goroutine results, tagged with the generation of their question
+// so that run drops those of a superseded one, even when the client gave
+// both questions the same id.
 type (
 	answerEvent struct {
-		id string
-		ev tiers.Event
+		gen uint64
+		ev  tiers.Event
 	}
 	answerDone struct {
-		id  string
+		gen uint64
 		out tiers.Outcome
 	}
 )
+
+// maxAutoNumber bounds the "q<N>" numbers questionID follows: the client's
+// id q99999999999 must not run the server's counter to overflow.
+const maxAutoNumber = 1 << 30
+
+// questionID is the wire id of a question: the client's, echoed as given,
+// or else the next "q<N>". A client id of that form moves the counter past
+// it, so that a server-numbered question never takes an id the client
+// already used. Run only.
+func (s *Session) questionID(id string) string {
+	if id != "" {
+		if n, err := strconv.Atoi(strings.TrimPrefix(id, "q")); err == nil && strings.HasPrefix(id, "q") && n > 0 && n < maxAutoNumber {
+			s.questions = max(s.questions, n)
+		}
+		return id
+	}
+	s.questions++
+	return "q" + itoa(s.questions)
+}
 
 // ask starts answering a question at level (the session's level, or
 // lower over a limit): at L4 (or with no Answerer) the coach answers at
@@ -40,7 +63,8 @@ type (
 // the SLA timer guards the first useful content.
 func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	s.supersede()
-	q := &question{id: id, text: text, level: level}
+	gen := s.next()
+	q := &question{gen: gen, id: id, text: text, level: level}
 	s.q = q
 	if level == tiers.L4 || s.cfg.Answerer == nil {
 		s.sendCoach(q)
@@ -59,9 +83,9 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	}
 	s.workers.Go(func() {
 		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
-			s.post(qctx, answerEvent{id: id, ev: ev})
+			s.post(qctx, answerEvent{gen: gen, ev: ev})
 		})
-		s.post(ctx, answerDone{id: id, out: out})
+		s.post(ctx, answerDone{gen: gen, out: out})
 	})
 }
 
@@ -78,15 +102,21 @@ func (s *Session) supersede() {
 	if q == nil {
 		return
 	}
-	if q.cancel != nil {
-		q.cancel()
-	}
-	q.stopSLA()
+	q.stop()
 	if q.started && !q.ended {
 		s.send(&answerEndMsg{head: head{Type: "answer_end"}, ID: q.id, Reason: endSuperseded})
 	}
 	q.ended = true
 	s.q = nil
+}
+
+// stop cancels the question's answer goroutine, if it has one (a question
+// the coach answered at once has none), and its SLA timer.
+func (q *question) stop() {
+	if q.cancel != nil {
+		q.cancel()
+	}
+	q.stopSLA()
 }
 
 func (q *question) stopSLA() {
@@ -98,7 +128,7 @@ func (q *question) stopSLA() {
 
 func (s *Session) onAnswerEvent(a answerEvent) {
 	q := s.q
-	if q == nil || q.id != a.id || q.ended {
+	if q == nil || q.gen != a.gen || q.ended {
 		return
 	}
 	switch a.ev.Kind {
@@ -126,11 +156,10 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 // presented as complete.
 func (s *Session) onAnswerDone(a answerDone) {
 	q := s.q
-	if q == nil || q.id != a.id {
+	if q == nil || q.gen != a.gen {
 		return
 	}
-	q.cancel()
-	q.stopSLA()
+	q.stop()
 	if !q.started {
 		s.overBudget(q, 0) // the coach answers: say so if the budget is why
 	}

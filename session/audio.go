@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,12 +12,35 @@ import (
 
 const transcriptWindow = time.Minute // captions kept for the answer prompt
 
-// captionEvent is a caption from the session's pipeline, tagged with the
-// pipeline so that captions of a stopped one are still delivered in order
-// but never confused with a newer one's.
+// audioStream is one audio pipeline of the session, from audio_start to
+// audio_stop: its generation, and the caption ids it was given. Owned by
+// run; the pipeline's emit only carries the pointer back.
+type audioStream struct {
+	gen uint64
+	p   *asr.Pipeline
+	ids map[string]string // the pipeline's utterance id → its utt_id; an entry goes with the final
+}
+
+// captionEvent is a caption from one of the session's pipelines. A
+// stopped pipeline's final (its flush) is still delivered; its partials
+// are dropped.
 type captionEvent struct {
-	p *asr.Pipeline
+	a *audioStream
 	c asr.Caption
+}
+
+// captionID returns the utt_id of the pipeline's utterance utt, giving it
+// one on its first caption: "u" and the seq of that caption's message. Seqs
+// are unique within a session and survive a resume on another node, so
+// utt_ids never repeat across audio restarts (the pipeline numbers its
+// utterances from u1 every time).
+func (a *audioStream) captionID(utt string, seq uint64) string {
+	id, ok := a.ids[utt]
+	if !ok {
+		id = "u" + strconv.FormatUint(seq, 10)
+		a.ids[utt] = id
+	}
+	return id
 }
 
 // line is one final caption kept for the prompt.
@@ -33,24 +57,24 @@ func (s *Session) startAudio(ctx context.Context) {
 	if s.cfg.ASR == nil {
 		return
 	}
-	var p *asr.Pipeline
-	p = asr.NewPipeline(s.cfg.ASRConfig, s.cfg.ASR, s.profile.Lang, func(c asr.Caption) {
-		s.post(ctx, captionEvent{p: p, c: c})
+	a := &audioStream{gen: s.next(), ids: make(map[string]string)}
+	a.p = asr.NewPipeline(s.cfg.ASRConfig, s.cfg.ASR, s.profile.Lang, func(c asr.Caption) {
+		s.post(ctx, captionEvent{a: a, c: c})
 	}, s.log)
-	p.Start(ctx)
-	s.pipeline = p
+	a.p.Start(ctx)
+	s.audio = a
 }
 
 // stopAudio ends the audio stream. The pipeline flushes its open utterance
 // from a worker goroutine, so run keeps draining the captions it emits.
 func (s *Session) stopAudio() {
 	s.audioOn = false
-	p := s.pipeline
-	if p == nil {
+	a := s.audio
+	if a == nil {
 		return
 	}
-	s.pipeline = nil
-	s.workers.Go(p.Stop)
+	s.audio = nil
+	s.workers.Go(a.p.Stop)
 }
 
 // onAudio validates one binary frame and feeds it to the pipeline. Run only.
@@ -76,22 +100,25 @@ func (s *Session) feedAudio(data []byte) {
 		s.limitHit(limitAudio, v.Until)
 		return
 	}
-	if s.pipeline != nil {
-		s.pipeline.Feed(data)
+	if s.audio != nil {
+		s.audio.p.Feed(data)
 	}
 }
 
 // onCaption sends a caption; a final that reads as a question is answered
 // when the profile's auto_answer is on. Partials are dropped when the
-// client is behind.
+// client is behind or their pipeline is no longer the current one.
 func (s *Session) onCaption(ctx context.Context, e captionEvent) {
-	c := e.c
-	m := &captionMsg{head: head{Type: "caption"}, UttID: c.UttID, Text: c.Text, Final: c.Final, Source: c.Source}
-	if !c.Final {
-		s.sendDroppable(m)
+	c, a := e.c, e.a
+	if !c.Final && (s.audio == nil || a.gen != s.audio.gen || !s.sendsNow()) {
 		return
 	}
-	s.send(m)
+	id := a.captionID(c.UttID, s.replay.last()+1)
+	s.send(&captionMsg{head: head{Type: "caption"}, UttID: id, Text: c.Text, Final: c.Final, Source: c.Source})
+	if !c.Final {
+		return
+	}
+	delete(a.ids, c.UttID)
 	text := strings.TrimSpace(c.Text)
 	if text == "" {
 		return
@@ -99,8 +126,7 @@ func (s *Session) onCaption(ctx context.Context, e captionEvent) {
 	s.remember(text)
 	if s.autoAnswer && coach.IsQuestion(text) {
 		level := s.questionLevel()
-		s.questions++
-		s.ask(ctx, "q"+itoa(s.questions), text, level)
+		s.ask(ctx, s.questionID(""), text, level)
 	}
 }
 

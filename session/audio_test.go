@@ -3,9 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -18,16 +18,18 @@ import (
 const spoken = "Tell me about a time you handled a conflict at work"
 
 // audioStack is a hub whose ASR pool points at vendorsim's whisper.cpp
-// /inference, with the coach answering.
-func audioStack(t testing.TB) (*testServer, *vendorsim.Sim) {
+// /inference, with the coach answering, all on one in-memory network.
+// Build it inside a synctest bubble: the audio plays in fake time.
+func audioStack(t *testing.T) (*memServer, *vendorsim.Sim) {
 	t.Helper()
+	n := vendorsim.NewMemNet()
 	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{spoken}, InferenceDelay: 30 * time.Millisecond})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(func() { sim.Close(); srv.Close() })
-	cfg := asr.Config{WhisperURLs: []string{srv.URL}, PartialEveryMs: 150, RetryMs: 100}
+	t.Cleanup(sim.Close)
+	n.Serve("whisper:80", sim)
+	cfg := asr.Config{WhisperURLs: []string{"http://whisper:80"}, PartialEveryMs: 150, RetryMs: 100, HTTPClient: n.Client()}
 	pool := asr.NewPool(cfg, zerolog.Nop(), nil)
 	t.Cleanup(pool.Close)
-	return newTestServer(t, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg}), sim
+	return newMemServerOn(t, n, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg}), sim
 }
 
 // streamWAV sends a WAV's PCM in 20 ms frames, paced at speed× real time,
@@ -66,13 +68,34 @@ func (c *client) streamWAV(path string, speed int) error {
 	return write(websocket.MessageText, []byte(`{"type":"audio_stop"}`))
 }
 
-// streaming runs streamWAV on its own goroutine; the returned wait reports
-// its error and must be called before the test ends.
+// streaming runs streamWAV on its own goroutine, which ends it with a
+// ping. The returned wait reads (and drops) the messages up to that ping's
+// pong, so the stream never stalls on a client that stopped reading (an
+// in-memory connection buffers nothing), and reports the stream's error.
+// It must be called before the test ends.
 func (c *client) streaming(path string, speed int) (wait func()) {
 	errc := make(chan error, 1)
-	go func() { errc <- c.streamWAV(path, speed) }()
+	end := `{"type":"ping","t":"end of stream"}`
+	go func() {
+		err := c.streamWAV(path, speed)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			err = c.ws.Write(ctx, websocket.MessageText, []byte(end))
+		}
+		errc <- err
+	}()
 	return func() {
 		c.t.Helper()
+		for {
+			m, err := c.tryRead(waitLimit)
+			if err != nil {
+				c.t.Fatalf("stream %s: %v (reading: %v)", path, <-errc, err)
+			}
+			if m.str("type") == "pong" && m["t"] == "end of stream" {
+				break
+			}
+		}
 		if err := <-errc; err != nil {
 			c.t.Fatalf("stream %s: %v", path, err)
 		}
@@ -82,10 +105,12 @@ func (c *client) streaming(path string, speed int) (wait func()) {
 // TestSpokenQuestions streams espeak-ng speech with three questions over the
 // WebSocket: each utterance gets partials before its final, and each final
 // (a question) is answered automatically.
-func TestSpokenQuestions(t *testing.T) {
-	ts, _ := audioStack(t)
-	c, _ := ts.start(t, "en")
-	wait := c.streaming("../asr/testdata/en_questions.wav", 4)
+func TestSpokenQuestions(t *testing.T) { synctest.Test(t, spokenQuestions) }
+
+func spokenQuestions(t *testing.T) {
+	ms, _ := audioStack(t)
+	c, _ := ms.start(t)
+	wait := c.streaming("../asr/testdata/en_questions.wav", 1)
 	defer wait()
 	finals, answered := map[string]bool{}, 0
 	partials := map[string]int{}
@@ -125,11 +150,13 @@ func TestSpokenQuestions(t *testing.T) {
 // TestWhisperDownKeepsLevel: when every ASR backend fails, captions pause
 // with no error and no level change, the session answers typed questions,
 // and captions resume when whisper is back.
-func TestWhisperDownKeepsLevel(t *testing.T) {
-	ts, sim := audioStack(t)
-	c, w := ts.start(t, "en")
+func TestWhisperDownKeepsLevel(t *testing.T) { synctest.Test(t, whisperDownKeepsLevel) }
+
+func whisperDownKeepsLevel(t *testing.T) {
+	ms, sim := audioStack(t)
+	c, w := ms.start(t)
 	sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 500})
-	if err := c.streamWAV("../asr/testdata/en_questions.wav", 8); err != nil {
+	if err := c.streamWAV("../asr/testdata/en_questions.wav", 1); err != nil {
 		t.Fatal(err)
 	}
 	c.send(map[string]any{"type": "question", "text": "Why this role?"})
@@ -142,7 +169,7 @@ func TestWhisperDownKeepsLevel(t *testing.T) {
 		}
 	}
 	sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{})
-	wait := c.streaming("../asr/testdata/en_questions.wav", 8)
+	wait := c.streaming("../asr/testdata/en_questions.wav", 1)
 	defer wait()
 	for {
 		m := c.read()

@@ -38,11 +38,7 @@ func (s *Session) onQuestion(ctx context.Context, id, text string) {
 		return
 	}
 	level := s.questionLevel() // over questions_per_minute: templates or the coach, never an error
-	if id == "" {
-		s.questions++
-		id = "q" + itoa(s.questions)
-	}
-	s.ask(ctx, id, text, level)
+	s.ask(ctx, s.questionID(id), text, level)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

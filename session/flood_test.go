@@ -26,9 +26,14 @@ type memServer struct {
 
 func newMemServer(t *testing.T, cfg Config) *memServer {
 	t.Helper()
+	return newMemServerOn(t, vendorsim.NewMemNet(), cfg)
+}
+
+// newMemServerOn serves the Hub of cfg on n, which it closes at cleanup.
+func newMemServerOn(t *testing.T, n *vendorsim.MemNet, cfg Config) *memServer {
+	t.Helper()
 	cfg.AnonymousAnywhere = true // in-memory connections have no loopback address
 	hub := NewHub(cfg)
-	n := vendorsim.NewMemNet()
 	n.Serve(memAddr, hub)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)

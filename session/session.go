@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/rs/zerolog"
 )
@@ -33,11 +32,12 @@ type Session struct {
 	conn          *conn
 	heartbeatLost bool
 	audioOn       bool
-	limits        episodes // the limits biting now (limit.go)
-	pipeline      *asr.Pipeline
+	limits        episodes     // the limits biting now (limit.go)
+	audio         *audioStream // the current audio pipeline, or nil
 	transcript    []line
 	q             *question
-	questions     int
+	questions     int            // the highest "q<N>" wire id given or seen (questionID)
+	gen           uint64         // the last generation handed out (next)
 	retryLevels   bool           // the next question tries every level: the candidate pressed Reset AI
 	disowned      bool           // another node took the session over (resume_remote.go)
 	workers       sync.WaitGroup // answer goroutines and pipeline stops; run waits for them before it returns
@@ -318,13 +318,20 @@ func (s *Session) send(m outbound) {
 	}
 }
 
-// sendDroppable sends m unless the connection is busy, in which case m is
-// dropped before it gets a seq, so the client sees no gap.
-func (s *Session) sendDroppable(m outbound) {
-	if s.conn == nil || s.conn.busy() {
-		return
-	}
-	s.send(m)
+// sendsNow reports whether a droppable message would go out now: the
+// connection is attached and not busy. A message dropped instead gets no
+// seq, so the client sees no gap.
+func (s *Session) sendsNow() bool {
+	return s.conn != nil && !s.conn.busy()
+}
+
+// next hands out a new generation: every question (with its answer
+// attempt) and every audio pipeline takes one, and their results carry it
+// back, so that run matches results by generation and never by a wire id
+// the client chose. Run only.
+func (s *Session) next() uint64 {
+	s.gen++
+	return s.gen
 }
 
 func (s *Session) sendError(e *protocolError) {

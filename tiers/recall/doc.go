@@ -1,21 +1,27 @@
 // Package recall is Poise's L3: template recall. It embeds a built-in bank
-// of 200 frequent interview questions (zh and en, each with spoken
-// paraphrases and answers for three seniority levels) with an offline
-// bilingual embedder, indexes them in chromem-go, and maps a live question
-// to the nearest template when the similarity clears a threshold (0.78).
+// of frequent interview questions (behavioural ones with answers for three
+// seniority levels, technical ones with one expert answer; zh and en, each
+// with spoken paraphrases and a 3-5 line outline) with an offline bilingual
+// embedder, indexes every wording as its own vector in chromem-go, and maps
+// a live question to a template only when the decision rule is sure.
 //
 // Use:
 //
 //	bank, err := recall.Load()                       // validated at start-up
 //	store, err := recall.NewStore(bank, recall.Config{}, recall.NewMetrics(reg))
 //	m, err := store.Match(ctx, question, "zh", "senior")
-//	if m.Hit { show(m.Answer, recall.Note("zh")) }    // else: L4 coaching
+//	if m.Hit { show(m.Question, m.Outline, m.Answer, recall.Note("zh")) } // else: L4 coaching by m.Type
+//
+// The decision: coach.Classify types the utterance, and the type picks the
+// templates that may answer it (a behavioural question never gets a
+// technical template, a knowledge question never a story, a follow-up on
+// the candidate's own project or small talk none); the nearest wording
+// names a template, which is a hit when its similarity clears the
+// language's threshold and leads the best other template by the language's
+// margin (DefaultThresholds, DefaultMargins, calibrated on
+// testdata/heldout_dev.yaml; heldout_test.yaml is scored, never tuned on).
 //
 // The embedder needs no model weights and no network: English stems and
 // stem bigrams, Chinese character n-grams and a hand-built bilingual
-// lexicon of interview concepts, weighted by idf over the bank, plus one
-// component that says whether the utterance asks the candidate something
-// (technical knowledge questions and remarks score low). See
-// DefaultThreshold for how the scale was calibrated, and eval_test.go for
-// the measured accuracy.
+// lexicon of interview concepts, weighted by idf over the bank.
 package recall

@@ -95,7 +95,7 @@ func checkFloors(t *testing.T, acc accuracy, floors map[string]float64) {
 // figures. go test -run Classify -v ./coach/
 func TestClassifyDev(t *testing.T) {
 	checkFloors(t, score(t, "types_dev.yaml"), map[string]float64{
-		"all": 0.0, "zh": 0.0, "en": 0.0,
+		"all": 0.94, "zh": 0.97, "en": 0.91,
 	})
 }
 
@@ -103,7 +103,7 @@ func TestClassifyDev(t *testing.T) {
 // tuned on, scored once when the rules were final.
 func TestClassifyTest(t *testing.T) {
 	checkFloors(t, score(t, "types_test.yaml"), map[string]float64{
-		"all": 0.0,
+		"all": 0.74, "zh": 0.74, "en": 0.73,
 	})
 }
 

@@ -64,6 +64,13 @@ func (p Paraphrases) In(lang string) []string {
 	return p.EN
 }
 
+// Outline is a template's answer skeleton, 3-5 short lines per language,
+// that a candidate can read in five seconds while speaking.
+type Outline struct {
+	ZH []string `yaml:"zh"`
+	EN []string `yaml:"en"`
+}
+
 // Answers holds one answer template per seniority level.
 type Answers struct {
 	Junior Text `yaml:"junior"`
@@ -91,6 +98,7 @@ type Question struct {
 	ZH          string      `yaml:"zh"`
 	EN          string      `yaml:"en"`
 	Paraphrases Paraphrases `yaml:"paraphrases"`
+	Outline     Outline     `yaml:"outline"`
 	Answers     Answers     `yaml:"answers"`
 
 	Category string `yaml:"-"` // set from the file's category

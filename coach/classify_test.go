@@ -53,15 +53,16 @@ func (a accuracy) frac(k string) float64 {
 	return float64(a[k][0]) / float64(a[k][1])
 }
 
-// score classifies every utterance, logs the errors and a table per type
-// and language, and returns the accuracy.
-func score(t *testing.T, name string) accuracy {
+// score classifies every utterance, logs a table per type and language
+// and, with verbose, the errors (never for the test half, whose texts
+// must not steer tuning), and returns the accuracy.
+func score(t *testing.T, name string, verbose bool) accuracy {
 	t.Helper()
 	acc := accuracy{}
 	for _, l := range loadLabelled(t, name) {
 		got := Classify(l.Text, l.Lang)
 		acc.add([]string{"all", l.Lang, string(l.Type), string(l.Type) + "/" + l.Lang}, got == l.Type)
-		if got != l.Type {
+		if verbose && got != l.Type {
 			t.Logf("%s %-11s got %-11s %q", l.Lang, l.Type, got, l.Text)
 		}
 	}
@@ -90,20 +91,29 @@ func checkFloors(t *testing.T, acc accuracy, floors map[string]float64) {
 	}
 }
 
+// TestClassifyTrain measures Classify on testdata/types_train.yaml, the
+// set the rules and the lexicon were trained on, and checks floors just
+// under the measured figures.
+func TestClassifyTrain(t *testing.T) {
+	checkFloors(t, score(t, "types_train.yaml", true), map[string]float64{
+		"all": 0.92, "zh": 0.92, "en": 0.92,
+	})
+}
+
 // TestClassifyDev measures Classify on testdata/types_dev.yaml, the half
 // the rules were tuned on, and checks floors just under the measured
 // figures. go test -run Classify -v ./coach/
 func TestClassifyDev(t *testing.T) {
-	checkFloors(t, score(t, "types_dev.yaml"), map[string]float64{
-		"all": 0.94, "zh": 0.97, "en": 0.91,
+	checkFloors(t, score(t, "types_dev.yaml", true), map[string]float64{
+		"all": 0.91, "zh": 0.94, "en": 0.88,
 	})
 }
 
 // TestClassifyTest measures Classify on testdata/types_test.yaml, never
 // tuned on, scored once when the rules were final.
 func TestClassifyTest(t *testing.T) {
-	checkFloors(t, score(t, "types_test.yaml"), map[string]float64{
-		"all": 0.74, "zh": 0.74, "en": 0.73,
+	checkFloors(t, score(t, "types_test.yaml", false), map[string]float64{
+		"all": 0.87, "zh": 0.87, "en": 0.87,
 	})
 }
 

@@ -74,8 +74,8 @@ func TestCalibration(t *testing.T) {
 	for _, lang := range []string{LangZH, LangEN} {
 		var b strings.Builder
 		fmt.Fprintf(&b, "\n%s: threshold margin  right  wrong  false\n", lang)
-		for th := 0.30; th <= 0.801; th += 0.025 {
-			for _, mg := range []float64{0, 0.01, 0.02, 0.03, 0.05, 0.08} {
+		for th := 0.10; th <= 0.301; th += 0.005 {
+			for _, mg := range []float64{0, 0.01, 0.02, 0.03, 0.05} {
 				sc := decide(obs, lang, th, mg)
 				mark := ""
 				if th == DefaultThresholds[lang] && mg == DefaultMargins[lang] {

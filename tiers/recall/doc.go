@@ -1,9 +1,10 @@
 // Package recall is Poise's L3: template recall. It embeds a built-in bank
 // of frequent interview questions (behavioural ones with answers for three
 // seniority levels, technical ones with one expert answer; zh and en, each
-// with spoken paraphrases and a 3-5 line outline) with an offline bilingual
-// embedder, indexes every wording as its own vector in chromem-go, and maps
-// a live question to a template only when the decision rule is sure.
+// with spoken paraphrases and a 3-5 line outline), indexes the features of
+// every wording (the offline embedder's) in a BM25 inverted index per
+// language and bank kind, and maps a live question to a template only when
+// the decision rule is sure.
 //
 // Use:
 //
@@ -15,13 +16,15 @@
 // The decision: coach.Classify types the utterance, and the type picks the
 // templates that may answer it (a behavioural question never gets a
 // technical template, a knowledge question never a story, a follow-up on
-// the candidate's own project or small talk none); the nearest wording
-// names a template, which is a hit when its similarity clears the
+// the candidate's own project or small talk none); a template's score is
+// the mean of its three best wordings' normalised BM25 scores, read from
+// the postings of the utterance's features only, and the best template is
+// a hit when its score clears the
 // language's threshold and leads the best other template by the language's
 // margin (DefaultThresholds, DefaultMargins, calibrated on
 // testdata/heldout_dev.yaml; heldout_test.yaml is scored, never tuned on).
 //
-// The embedder needs no model weights and no network: English stems and
+// The features need no model weights and no network: English stems and
 // stem bigrams, Chinese character n-grams and a hand-built bilingual
 // lexicon of interview concepts, weighted by idf over the bank.
 package recall

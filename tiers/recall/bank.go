@@ -11,6 +11,8 @@ import (
 	"slices"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/poise-dev/poise/coach"
 )
 
 //go:embed bank/*.yaml
@@ -30,11 +32,33 @@ const (
 	defaultSeniority = Mid
 )
 
-// Categories lists the bank's categories, one YAML file each.
+// Categories lists the bank's categories, one YAML file each: the
+// behavioural ones, then the technical ones (TechnicalCategories).
 var Categories = []string{
 	"intro", "motivation", "strengths", "failure", "conflict", "teamwork",
 	"leadership", "pressure", "career", "leaving", "logistics", "technical",
+	"design", "concepts", "coding",
 }
+
+// Kinds of bank file. A behavioural file (no kind) answers questions about
+// the candidate, with one answer per seniority level; a technical file
+// ("kind: technical") answers knowledge questions, with one answer for all.
+const (
+	KindBehavioural = ""
+	KindTechnical   = "technical"
+)
+
+// technicalTypes maps each technical category to the question types its
+// templates may have.
+var technicalTypes = map[string][]coach.Type{
+	"design":   {coach.Design},
+	"concepts": {coach.Concept},
+	"coding":   {coach.Coding},
+}
+
+// behaviouralTypes are the question types a behavioural template may have;
+// its default is behavioural, or logistics in the logistics category.
+var behaviouralTypes = []coach.Type{coach.Behavioural, coach.Logistics}
 
 // Text is one piece of text in both languages.
 type Text struct {
@@ -64,6 +88,21 @@ func (p Paraphrases) In(lang string) []string {
 	return p.EN
 }
 
+// Outline is a template's spoken outline, 3-5 short lines per language,
+// shown above the full answer: valid for every seniority.
+type Outline struct {
+	ZH []string `yaml:"zh"`
+	EN []string `yaml:"en"`
+}
+
+// In returns the outline in lang ("zh" or "en"; anything else means en).
+func (o Outline) In(lang string) []string {
+	if lang == LangZH {
+		return o.ZH
+	}
+	return o.EN
+}
+
 // Answers holds one answer template per seniority level.
 type Answers struct {
 	Junior Text `yaml:"junior"`
@@ -84,16 +123,30 @@ func (a Answers) For(seniority string) Text {
 	}
 }
 
-// Question is one template: a canonical question, its paraphrases and its
-// answers.
+// Question is one template: a canonical question, its paraphrases, its
+// outline and its answers. A behavioural template has Answers (one per
+// seniority), a technical one Answer (one for all); AnswerFor reads either.
 type Question struct {
 	ID          string      `yaml:"id"`
+	Type        coach.Type  `yaml:"type"` // behavioural files: optional, see behaviouralTypes
 	ZH          string      `yaml:"zh"`
 	EN          string      `yaml:"en"`
 	Paraphrases Paraphrases `yaml:"paraphrases"`
-	Answers     Answers     `yaml:"answers"`
+	Outline     Outline     `yaml:"outline"`
+	Answers     Answers     `yaml:"answers"` // behavioural files
+	Answer      Text        `yaml:"answer"`  // technical files
 
 	Category string `yaml:"-"` // set from the file's category
+	Kind     string `yaml:"-"` // set from the file's kind
+}
+
+// AnswerFor returns the answer at seniority ("junior", "mid" or "senior";
+// anything else means mid); a technical template has one answer for all.
+func (q *Question) AnswerFor(seniority string) Text {
+	if q.Kind == KindTechnical {
+		return q.Answer
+	}
+	return q.Answers.For(seniority)
 }
 
 // Wording returns the canonical question in lang (anything but "zh" is en).
@@ -104,6 +157,7 @@ func (q *Question) Wording(lang string) string {
 // categoryFile is the schema of one bank/<category>.yaml file.
 type categoryFile struct {
 	Category  string     `yaml:"category"`
+	Kind      string     `yaml:"kind"` // "" (behavioural) or "technical"
 	Questions []Question `yaml:"questions"`
 }
 
@@ -133,6 +187,19 @@ func Load() (*Bank, error) {
 // LoadFS decodes and validates every *.yaml file at the root of fsys as a
 // bank category file; tests use it with fixtures.
 func LoadFS(fsys fs.FS) (*Bank, error) {
+	b, err := decodeFS(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(b); err != nil {
+		return nil, fmt.Errorf("recall: bank: %w", err)
+	}
+	return b, nil
+}
+
+// decodeFS decodes every *.yaml file at the root of fsys as a bank
+// category file, without validating the content.
+func decodeFS(fsys fs.FS) (*Bank, error) {
 	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("recall: bank: %w", err)
@@ -156,16 +223,19 @@ func LoadFS(fsys fs.FS) (*Bank, error) {
 		}
 		for i := range cf.Questions {
 			q := &cf.Questions[i]
-			q.Category = cf.Category
+			q.Category, q.Kind = cf.Category, cf.Kind
+			if q.Type == "" && q.Kind == KindBehavioural {
+				q.Type = coach.Behavioural
+				if q.Category == "logistics" {
+					q.Type = coach.Logistics
+				}
+			}
 			if _, dup := b.byID[q.ID]; dup {
 				return nil, fmt.Errorf("recall: bank: %s: duplicate id %q", name, q.ID)
 			}
 			b.byID[q.ID] = q
 			b.Questions = append(b.Questions, q)
 		}
-	}
-	if err := validate(b); err != nil {
-		return nil, fmt.Errorf("recall: bank: %w", err)
 	}
 	return b, nil
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // BenchmarkMatch measures one Match over the whole embedded bank, cycling
-// through the evaluation set's utterances (positives and negatives, so
-// queries of one to four views), and reports the 99th percentile of the
+// through the held-out dev set's utterances (positives and negatives),
+// and reports the 99th percentile of the
 // per-call latency next to the mean.
 func BenchmarkMatch(b *testing.B) {
 	bank := realBank(b)
@@ -16,14 +16,14 @@ func BenchmarkMatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ev := loadEval(b)
-	items := append(slices.Clone(ev.Positives), ev.Negatives...)
+	hs := loadHeldout(b, "heldout_dev.yaml")
+	items := append(slices.Clone(hs.Positives), hs.Negatives...)
 	durations := make([]time.Duration, 0, 1<<16)
 	ctx := b.Context()
 	for i := 0; b.Loop(); i++ {
 		it := items[i%len(items)]
 		start := time.Now()
-		if _, err := s.Match(ctx, it.Text, it.lang(), Mid); err != nil {
+		if _, err := s.Match(ctx, it.Text, it.Lang, Mid); err != nil {
 			b.Fatal(err)
 		}
 		durations = append(durations, time.Since(start))

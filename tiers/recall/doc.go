@@ -1,21 +1,30 @@
 // Package recall is Poise's L3: template recall. It embeds a built-in bank
-// of 200 frequent interview questions (zh and en, each with spoken
-// paraphrases and answers for three seniority levels) with an offline
-// bilingual embedder, indexes them in chromem-go, and maps a live question
-// to the nearest template when the similarity clears a threshold (0.78).
+// of frequent interview questions (behavioural ones with answers for three
+// seniority levels, technical ones with one expert answer; zh and en, each
+// with spoken paraphrases and a 3-5 line outline), indexes the features of
+// every wording (the offline embedder's) in a BM25 inverted index per
+// language and bank kind, and maps a live question to a template only when
+// the decision rule is sure.
 //
 // Use:
 //
 //	bank, err := recall.Load()                       // validated at start-up
 //	store, err := recall.NewStore(bank, recall.Config{}, recall.NewMetrics(reg))
 //	m, err := store.Match(ctx, question, "zh", "senior")
-//	if m.Hit { show(m.Answer, recall.Note("zh")) }    // else: L4 coaching
+//	if m.Hit { show(m.Question, m.Outline, m.Answer, recall.Note("zh")) } // else: L4 coaching by m.Type
 //
-// The embedder needs no model weights and no network: English stems and
+// The decision: coach.Classify types the utterance, and the type picks the
+// templates that may answer it (a behavioural question never gets a
+// technical template, a knowledge question never a story, a follow-up on
+// the candidate's own project or small talk none); a template's score is
+// the mean of its three best wordings' normalised BM25 scores, read from
+// the postings of the utterance's features only, and the best template is
+// a hit when its score clears the
+// language's threshold and leads the best other template by the language's
+// margin (DefaultThresholds, DefaultMargins, calibrated on
+// testdata/heldout_dev.yaml; heldout_test.yaml is scored, never tuned on).
+//
+// The features need no model weights and no network: English stems and
 // stem bigrams, Chinese character n-grams and a hand-built bilingual
-// lexicon of interview concepts, weighted by idf over the bank, plus one
-// component that says whether the utterance asks the candidate something
-// (technical knowledge questions and remarks score low). See
-// DefaultThreshold for how the scale was calibrated, and eval_test.go for
-// the measured accuracy.
+// lexicon of interview concepts, weighted by idf over the bank.
 package recall

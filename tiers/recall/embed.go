@@ -17,7 +17,7 @@ const embedderVersion = "offline-hash-v3"
 // bank well under a millisecond; the light hashed features collide, but
 // with signed hashing collisions cancel on average (measured: no accuracy
 // gain from 2048 or 4096).
-const defaultDim = 1024
+const defaultDim = 512
 
 // Reserved dimensions of an embedding. Lexicon concepts follow them, one
 // dimension each (they weigh most, so a hashing collision between two
@@ -26,7 +26,6 @@ const defaultDim = 1024
 const (
 	dimQueryMass = iota // queries only: features the bank never uses, plus smoothing
 	dimDocMass          // documents only: smoothing
-	dimAsk              // both: "this asks the candidate something"
 	firstConceptDim
 )
 
@@ -45,8 +44,8 @@ const (
 )
 
 // params are the offline embedder's weights. They were swept on the
-// development data of calibrate_test.go (leave-one-out on the bank's own
-// paraphrases, and testdata/dev_negatives.yaml), not on eval.yaml; the
+// bank's own paraphrases (leave-one-out) before the decision rule of
+// store.go existed, and still sit well on testdata/heldout_dev.yaml; the
 // results sit on a plateau, so small changes move little.
 type params struct {
 	// kind scales each feature family. Concepts weigh most because they
@@ -65,17 +64,6 @@ type params struct {
 	// one or two words is weak evidence and short texts do not reach
 	// similarity 1 by accident.
 	smooth float64
-	// ask is the share of the similarity that comes from both texts asking
-	// the candidate something (dimAsk), the rest from their topic:
-	// similarity = ask·[query asks] + (1-ask)·topic cosine. It places the
-	// hit threshold (0.78) at the topic cosine where the development data
-	// separate paraphrases from other utterances.
-	ask float64
-	// statementAsk is the dimAsk value of a query with no question mark and
-	// no interrogative or request word: small talk and remarks are usually
-	// statements, but a question typed or transcribed without punctuation
-	// still reads as one.
-	statementAsk float64
 }
 
 var defaultParams = params{
@@ -87,11 +75,9 @@ var defaultParams = params{
 		kindChar3:   0.4,
 		kindConcept: 4,
 	},
-	context:      0.4,
-	oov:          1.2,
-	smooth:       1.9,
-	ask:          0.66,
-	statementAsk: 0.5,
+	context: 0.4,
+	oov:     1.2,
+	smooth:  1.9,
 }
 
 // Embedder is the offline bilingual embedder: a feature-hashed, idf
@@ -171,26 +157,10 @@ func (e *Embedder) QueryFunc() func(ctx context.Context, text string) ([]float32
 func (e *Embedder) EmbedQuery(text string) []float32 {
 	v, oov := e.topic(text)
 	v[dimQueryMass] = math.Sqrt(oov + e.smoothing()*e.smoothing())
-	return e.finish(v, e.askComponent(text))
+	return unit(v)
 }
 
-// askComponent is the dimAsk value of a query: 1 for a question or request
-// to the candidate, p.statementAsk for a statement, and 0 for a technical
-// knowledge question, which template recall never answers (with ask = 0.5
-// its similarity stays below sqrt(0.5) ≈ 0.71).
-func (e *Embedder) askComponent(text string) float64 {
-	switch {
-	case asksKnowledge(text):
-		return 0
-	case asksCandidate(text):
-		return 1
-	default:
-		return e.p.statementAsk
-	}
-}
-
-// EmbedDocument returns the unit vector of a bank wording. Every wording
-// asks the candidate something.
+// EmbedDocument returns the unit vector of a bank wording.
 func (e *Embedder) EmbedDocument(text string) []float32 {
 	return e.embedDocument(e.features(text))
 }
@@ -199,7 +169,7 @@ func (e *Embedder) EmbedDocument(text string) []float32 {
 func (e *Embedder) embedDocument(fs map[uint64]featureCount) []float32 {
 	v, _ := e.topicOf(fs)
 	v[dimDocMass] = e.smoothing()
-	return e.finish(v, 1)
+	return unit(v)
 }
 
 // smoothing is the constant norm mass of p.smooth.
@@ -238,24 +208,6 @@ func (e *Embedder) topicOf(fs map[uint64]featureCount) (v []float64, oov float64
 // firstHashedDim is the first dimension of hashed features, after the
 // reserved and concept dimensions.
 func (e *Embedder) firstHashedDim() int { return firstConceptDim + len(e.lex.names) }
-
-// finish scales the topic part of v to length sqrt(1-ask share), sets the
-// ask component and returns v as a unit float32 vector.
-func (e *Embedder) finish(v []float64, ask float64) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += x * x
-	}
-	if sum == 0 { // no feature and no smoothing
-		v[dimQueryMass], sum = 1, 1
-	}
-	scale := math.Sqrt((1 - e.p.ask) / sum)
-	for i := range v {
-		v[i] *= scale
-	}
-	v[dimAsk] = math.Sqrt(e.p.ask) * ask
-	return unit(v)
-}
 
 // sublinear damps repeated features: a weight up to 1 counts as it is,
 // beyond that logarithmically.

@@ -6,7 +6,7 @@ import (
 )
 
 // similarityBuckets resolve the region around the hit threshold finely.
-var similarityBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.78, 0.8, 0.85, 0.9, 0.95, 1}
+var similarityBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}
 
 // Metrics are template recall's Prometheus metrics. A nil *Metrics is valid
 // and records nothing.

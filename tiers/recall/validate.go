@@ -19,6 +19,23 @@ const (
 	maxCharsZH      = 250 // CJK characters per answer
 	shingleSize     = 5   // words (en) or characters (zh) per shingle
 	maxShingleShare = 0.25
+
+	minTechWordsEN = 90  // English words per technical answer
+	maxTechWordsEN = 160 // English words per technical answer
+	minTechCharsZH = 180 // CJK characters per technical answer
+	maxTechCharsZH = 320 // CJK characters per technical answer
+
+	minOutline        = 3  // outline lines per language
+	maxOutline        = 5  // outline lines per language
+	maxOutlineWordsEN = 14 // English words per outline line
+	maxOutlineCharsZH = 28 // CJK characters per outline line
+
+	// A filled sentence template shows as many answers that open alike:
+	// no openingWords English words (openingChars Chinese characters)
+	// may open more than maxSharedOpening answers of one bank kind.
+	openingWords     = 4
+	openingChars     = 8
+	maxSharedOpening = 3
 )
 
 var (
@@ -36,11 +53,12 @@ func validate(b *Bank) error {
 	}
 	errs = append(errs, duplicateQuestions(b)...)
 	errs = append(errs, nearDuplicateAnswers(b)...)
+	errs = append(errs, sharedOpenings(b)...)
 	return errors.Join(errs...)
 }
 
-// validateQuestion checks one template's id, wordings, paraphrases and
-// answers.
+// validateQuestion checks one template's id, kind, type, wordings,
+// paraphrases, outline and answers.
 func validateQuestion(q *Question) []error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -49,28 +67,41 @@ func validateQuestion(q *Question) []error {
 	if !slices.Contains(Categories, q.Category) {
 		bad("unknown category %q", q.Category)
 	}
-	if m := idPattern.FindStringSubmatch(q.ID); m == nil || m[1] != q.Category {
-		bad("id must look like %s-01", q.Category)
+	if m := idPattern.FindStringSubmatch(q.ID); m == nil || m[1] != idPrefix(q.Category) {
+		bad("id must look like %s-01", idPrefix(q.Category))
+	}
+	types, technical := technicalTypes[q.Category]
+	switch {
+	case technical && q.Kind != KindTechnical:
+		bad("category %s needs kind: technical", q.Category)
+	case !technical && q.Kind != KindBehavioural:
+		bad("kind %q in behavioural category %s", q.Kind, q.Category)
+	}
+	if !technical {
+		types = behaviouralTypes
+	}
+	if !slices.Contains(types, q.Type) {
+		bad("type %q, want one of %v", q.Type, types)
 	}
 	for _, lang := range []string{LangZH, LangEN} {
-		if err := checkScript(q.Wording(lang), lang); err != nil {
-			bad("question %s: %v", lang, err)
+		errs = append(errs, checkWordings(q, lang)...)
+		if err := checkOutline(q.Outline.In(lang), lang); err != nil {
+			bad("outline %s: %v", lang, err)
 		}
-		ps := q.Paraphrases.In(lang)
-		if len(ps) < minParaphrases {
-			bad("%d %s paraphrases, want at least %d", len(ps), lang, minParaphrases)
+	}
+	if technical {
+		if q.Answers != (Answers{}) {
+			bad("a technical template has one answer, not answers per seniority")
 		}
-		seen := map[string]bool{normalizeQuestion(q.Wording(lang)): true}
-		for i, p := range ps {
-			if err := checkScript(p, lang); err != nil {
-				bad("paraphrase %s[%d]: %v", lang, i, err)
-			}
-			if n := normalizeQuestion(p); seen[n] {
-				bad("paraphrase %s[%d] repeats another wording", lang, i)
-			} else {
-				seen[n] = true
+		for _, lang := range []string{LangZH, LangEN} {
+			if err := checkTechAnswer(q.Answer.In(lang), lang); err != nil {
+				bad("answer %s: %v", lang, err)
 			}
 		}
+		return errs
+	}
+	if q.Answer != (Text{}) {
+		bad("a behavioural template has answers per seniority, not one answer")
 	}
 	for _, level := range []string{Junior, Mid, Senior} {
 		for _, lang := range []string{LangZH, LangEN} {
@@ -80,6 +111,86 @@ func validateQuestion(q *Question) []error {
 		}
 	}
 	return errs
+}
+
+// idPrefix is the id prefix of a category's templates: the category, or
+// its singular for concepts ("concept-01").
+func idPrefix(category string) string {
+	if category == "concepts" {
+		return "concept"
+	}
+	return category
+}
+
+// checkWordings checks a template's canonical wording and paraphrases in
+// lang: present, in lang's script, enough of them and no repeats.
+func checkWordings(q *Question, lang string) []error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{q.ID}, args...)...))
+	}
+	if err := checkScript(q.Wording(lang), lang); err != nil {
+		bad("question %s: %v", lang, err)
+	}
+	ps := q.Paraphrases.In(lang)
+	if len(ps) < minParaphrases {
+		bad("%d %s paraphrases, want at least %d", len(ps), lang, minParaphrases)
+	}
+	seen := map[string]bool{normalizeQuestion(q.Wording(lang)): true}
+	for i, p := range ps {
+		if err := checkScript(p, lang); err != nil {
+			bad("paraphrase %s[%d]: %v", lang, i, err)
+		}
+		if n := normalizeQuestion(p); seen[n] {
+			bad("paraphrase %s[%d] repeats another wording", lang, i)
+		} else {
+			seen[n] = true
+		}
+	}
+	return errs
+}
+
+// checkOutline checks an outline: 3-5 lines, each short, in lang's script
+// and without placeholders (an outline must read as it is).
+func checkOutline(lines []string, lang string) error {
+	if len(lines) < minOutline || len(lines) > maxOutline {
+		return fmt.Errorf("%d lines, want %d-%d", len(lines), minOutline, maxOutline)
+	}
+	for i, l := range lines {
+		if err := checkScript(l, lang); err != nil {
+			return fmt.Errorf("line %d: %w", i+1, err)
+		}
+		n, hi, unit := countEN(l), maxOutlineWordsEN, "words"
+		if lang == LangZH {
+			n, hi, unit = countHan(l), maxOutlineCharsZH, "Chinese characters"
+		}
+		if n > hi {
+			return fmt.Errorf("line %d: %d %s, want at most %d", i+1, n, unit, hi)
+		}
+		if placeholderPattern.MatchString(l) {
+			return fmt.Errorf("line %d: has a [placeholder]", i+1)
+		}
+	}
+	return nil
+}
+
+// checkTechAnswer checks a technical answer's script and length; it tells
+// no story, so it has no placeholder.
+func checkTechAnswer(a, lang string) error {
+	if err := checkScript(a, lang); err != nil {
+		return err
+	}
+	n, lo, hi, unit := countEN(a), minTechWordsEN, maxTechWordsEN, "words"
+	if lang == LangZH {
+		n, lo, hi, unit = countHan(a), minTechCharsZH, maxTechCharsZH, "Chinese characters"
+	}
+	if n < lo || n > hi {
+		return fmt.Errorf("%d %s, want %d-%d", n, unit, lo, hi)
+	}
+	if placeholderPattern.MatchString(a) {
+		return errors.New("has a [placeholder]; a technical answer needs none")
+	}
+	return nil
 }
 
 // checkScript checks that s is present and written in lang's script.
@@ -180,16 +291,12 @@ type answerRef struct {
 func nearDuplicateAnswers(b *Bank) []error {
 	var refs []answerRef
 	var entries []uint64 // shingle hash in the high 48 bits, index into refs in the low 16
-	for _, q := range b.Questions {
-		for _, level := range []string{Junior, Mid, Senior} {
-			for _, lang := range []string{LangZH, LangEN} {
-				r := answerRef{name: q.ID + "/" + level + "/" + lang, shingles: shingles(q.Answers.For(level).In(lang), lang)}
-				for _, s := range r.shingles {
-					entries = append(entries, s<<refBits|uint64(len(refs)))
-				}
-				refs = append(refs, r)
-			}
+	for _, a := range allAnswers(b) {
+		r := answerRef{name: a.name, shingles: shingles(a.text, a.lang)}
+		for _, s := range r.shingles {
+			entries = append(entries, s<<refBits|uint64(len(refs)))
 		}
+		refs = append(refs, r)
 	}
 	if len(refs) > 1<<refBits {
 		return []error{fmt.Errorf("%d answers: too many to check for near-duplicates", len(refs))}
@@ -218,6 +325,79 @@ func nearDuplicateAnswers(b *Bank) []error {
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errs
+}
+
+// namedAnswer is one answer of the bank with its name ("intro-01/mid/en",
+// "design-01/en").
+type namedAnswer struct{ name, kind, lang, text string }
+
+// allAnswers lists every answer of b: three levels of each behavioural
+// template, one of each technical template, in both languages.
+func allAnswers(b *Bank) []namedAnswer {
+	var out []namedAnswer
+	for _, q := range b.Questions {
+		for _, lang := range []string{LangZH, LangEN} {
+			if q.Kind == KindTechnical {
+				out = append(out, namedAnswer{q.ID + "/" + lang, q.Kind, lang, q.Answer.In(lang)})
+				continue
+			}
+			for _, level := range []string{Junior, Mid, Senior} {
+				out = append(out, namedAnswer{q.ID + "/" + level + "/" + lang, q.Kind, lang, q.Answers.For(level).In(lang)})
+			}
+		}
+	}
+	return out
+}
+
+// sharedOpenings reports openings that more than maxSharedOpening
+// technical answers share: a sentence template filled in with other words.
+// (Behavioural answers are stories told by one person, who may well open
+// several with "During my internship at".)
+func sharedOpenings(b *Bank) []error {
+	owners := make(map[string]map[string]bool) // lang/opening → template ids
+	for _, a := range allAnswers(b) {
+		op := opening(a.text, a.lang)
+		if op == "" || a.kind != KindTechnical {
+			continue
+		}
+		key := a.lang + "/" + op
+		if owners[key] == nil {
+			owners[key] = make(map[string]bool)
+		}
+		id, _, _ := strings.Cut(a.name, "/")
+		owners[key][id] = true
+	}
+	var errs []error
+	for key, ids := range owners {
+		if len(ids) > maxSharedOpening {
+			op := key[strings.LastIndexByte(key, '/')+1:]
+			errs = append(errs, fmt.Errorf("%d answers open with %q: a filled sentence template", len(ids), op))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
+}
+
+// opening returns the first openingWords words (English) or openingChars
+// characters (Chinese) of an answer, normalized, or "" if it is shorter.
+func opening(text, lang string) string {
+	if lang == LangZH {
+		var rs []rune
+		for _, r := range text {
+			if unicode.Is(unicode.Han, r) {
+				rs = append(rs, r)
+			}
+			if len(rs) == openingChars {
+				return string(rs)
+			}
+		}
+		return ""
+	}
+	w := strings.Fields(normalizeQuestion(text))
+	if len(w) < openingWords {
+		return ""
+	}
+	return strings.Join(w[:openingWords], " ")
 }
 
 const (

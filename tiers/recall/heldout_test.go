@@ -1,0 +1,173 @@
+package recall
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// heldoutSet is testdata/heldout_dev.yaml or heldout_test.yaml: spoken
+// interviewer utterances written by a different process from the bank's
+// paraphrases, labelled with the template they ask (positives) or with
+// the kind of utterance that must match none (negatives).
+type heldoutSet struct {
+	Positives []heldoutItem `yaml:"positives"`
+	Negatives []heldoutItem `yaml:"negatives"`
+}
+
+type heldoutItem struct {
+	ID   string `yaml:"id"`   // positives: the template asked
+	Kind string `yaml:"kind"` // negatives: near_miss, tech_followup or other
+	Lang string `yaml:"lang"`
+	Text string `yaml:"text"`
+}
+
+func loadHeldout(t testing.TB, name string) heldoutSet {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs heldoutSet
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&hs); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return hs
+}
+
+// scores are the three recall figures of one slice of a held-out set.
+type scores struct {
+	right, wrong rate // positives that hit their own template, another one
+	falseHit     rate // negatives that hit any template
+}
+
+// heldoutScores matches every item of hs with s and returns the scores
+// overall ("all") and per language; with verbose it logs every miss and
+// false hit (never for the test half, whose texts must not steer tuning).
+func heldoutScores(t *testing.T, s *Store, hs heldoutSet, verbose bool) map[string]*scores {
+	t.Helper()
+	out := map[string]*scores{"all": {}, LangZH: {}, LangEN: {}}
+	for i, p := range hs.Positives {
+		m, err := s.Match(t.Context(), p.Text, p.Lang, []string{Junior, Mid, Senior}[i%3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"all", p.Lang} {
+			out[k].right.add(m.Hit && m.TemplateID == p.ID)
+			out[k].wrong.add(m.Hit && m.TemplateID != p.ID)
+		}
+		if verbose && (!m.Hit || m.TemplateID != p.ID) {
+			t.Logf("miss  %-13s got %-13s hit=%-5v %.3f  %q", p.ID, m.TemplateID, m.Hit, m.Similarity, p.Text)
+		}
+	}
+	for _, n := range hs.Negatives {
+		m, err := s.Match(t.Context(), n.Text, n.Lang, Mid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"all", n.Lang, n.Kind} {
+			if out[k] == nil {
+				out[k] = &scores{}
+			}
+			out[k].falseHit.add(m.Hit)
+		}
+		if verbose && m.Hit {
+			t.Logf("false %-13s %-13s %.3f  %q", n.Kind, m.TemplateID, m.Similarity, n.Text)
+		}
+	}
+	return out
+}
+
+// table renders scores as rows of right, wrong and false-hit rates.
+func table(sc map[string]*scores) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-14s %-22s %-22s %-22s\n", "slice", "right", "wrong", "false hits")
+	for _, k := range []string{"all", LangZH, LangEN, "near_miss", "tech_followup", "other"} {
+		if s := sc[k]; s != nil {
+			fmt.Fprintf(&b, "%-14s %-22v %-22v %-22v\n", k, s.right, s.wrong, s.falseHit)
+		}
+	}
+	return b.String()
+}
+
+// floors are the least right-hit rate and the most wrong-hit and
+// false-hit rates a slice of a held-out set may show.
+type floors struct{ right, wrong, falseHit float64 }
+
+// check fails t for every figure of sc beyond its floor.
+func (f floors) check(t *testing.T, slice string, sc *scores) {
+	t.Helper()
+	if sc.right.frac() < f.right {
+		t.Errorf("%s: right %v, want at least %.1f%%", slice, sc.right, 100*f.right)
+	}
+	if sc.wrong.frac() > f.wrong {
+		t.Errorf("%s: wrong %v, want at most %.1f%%", slice, sc.wrong, 100*f.wrong)
+	}
+	if sc.falseHit.frac() > f.falseHit {
+		t.Errorf("%s: false hits %v, want at most %.1f%%", slice, sc.falseHit, 100*f.falseHit)
+	}
+}
+
+// Floors just under the figures measured when the decision rule was fixed
+// (the aims are 90% right, 3% wrong, 5% false hits; see the report of
+// issue 18 for the figures and what is left).
+var (
+	devFloors = map[string]floors{
+		"all":  {right: 0.77, wrong: 0.02, falseHit: 0.04},
+		LangZH: {right: 0.82, wrong: 0.015, falseHit: 0.04},
+		LangEN: {right: 0.71, wrong: 0.03, falseHit: 0.04},
+	}
+	testFloors = map[string]floors{
+		"all":  {right: 0.75, wrong: 0.03, falseHit: 0.05},
+		LangZH: {right: 0.81, wrong: 0.025, falseHit: 0.04},
+		LangEN: {right: 0.69, wrong: 0.03, falseHit: 0.06},
+	}
+)
+
+// TestHeldoutDev scores template recall on testdata/heldout_dev.yaml, the
+// half the decision rule was tuned on, prints the table and checks the
+// floors. go test -run Heldout -v ./tiers/recall/
+func TestHeldoutDev(t *testing.T) { testHeldout(t, "heldout_dev.yaml", devFloors, true) }
+
+// TestHeldoutTest scores testdata/heldout_test.yaml, the half never tuned
+// on, the same way, printing aggregate figures only.
+func TestHeldoutTest(t *testing.T) { testHeldout(t, "heldout_test.yaml", testFloors, false) }
+
+func testHeldout(t *testing.T, name string, fl map[string]floors, verbose bool) {
+	s, err := NewStore(realBank(t), Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := heldoutScores(t, s, loadHeldout(t, name), verbose)
+	t.Logf("%s:%s", name, table(sc))
+	for _, slice := range []string{"all", LangZH, LangEN} {
+		fl[slice].check(t, slice, sc[slice])
+	}
+}
+
+// rate is a counter of successes over trials.
+type rate struct{ n, of int }
+
+func (r *rate) add(ok bool) {
+	r.of++
+	if ok {
+		r.n++
+	}
+}
+
+func (r rate) frac() float64 {
+	if r.of == 0 {
+		return 0
+	}
+	return float64(r.n) / float64(r.of)
+}
+
+func (r rate) String() string {
+	return fmt.Sprintf("%.1f%% (%d/%d)", 100*r.frac(), r.n, r.of)
+}

@@ -1,0 +1,77 @@
+package recall
+
+import "math"
+
+// BM25 constants of the lexical index: k1 saturates a feature's term
+// frequency, b normalises by the wording's length.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.5
+)
+
+// lexical is a BM25 inverted index over the features of a set of
+// wordings (the offline embedder's features: English stems and stem
+// bigrams, Chinese character n-grams, lexicon concepts). It generates a
+// query's candidates and scores them; it is read-only after newLexical.
+type lexical struct {
+	postings map[uint64][]posting // feature → wordings that have it
+	idf      map[uint64]float64
+	docLen   []float64 // weighted feature mass per wording
+	avgLen   float64
+	maxIDF   float64 // idf of a feature in one wording only
+	weights  [numKinds]float64
+}
+
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// newLexical indexes docs (each wording's features) with weights per
+// feature family.
+func newLexical(docs []map[uint64]featureCount, weights [numKinds]float64) *lexical {
+	lx := &lexical{postings: make(map[uint64][]posting), idf: make(map[uint64]float64), docLen: make([]float64, len(docs)), weights: weights}
+	var total float64
+	for i, fs := range docs {
+		for h, f := range fs {
+			lx.postings[h] = append(lx.postings[h], posting{doc: int32(i), tf: float32(f.tf)})
+			lx.docLen[i] += f.tf * weights[f.kind]
+		}
+		total += lx.docLen[i]
+	}
+	n := float64(len(docs))
+	lx.avgLen = max(total/max(n, 1), 1)
+	for h, ps := range lx.postings {
+		df := float64(len(ps))
+		lx.idf[h] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	lx.maxIDF = math.Log(1 + (n-0.5)/1.5)
+	return lx
+}
+
+// score adds to acc (one slot per wording) the BM25 score of every
+// wording sharing a feature with the query fs, appends each wording it
+// first touches to touched, and returns touched and the query's best
+// possible score: every feature matched at saturation, a feature the index
+// never saw at maxIDF, so that words no wording uses lower the normalised
+// score. It reads only the postings of the query's features.
+func (lx *lexical) score(fs map[uint64]featureCount, acc []float64, touched []int32) (best float64, _ []int32) {
+	for h, f := range fs {
+		qw := sublinear(f.tf) * lx.weights[f.kind]
+		idf, ok := lx.idf[h]
+		if !ok {
+			best += qw * lx.maxIDF
+			continue
+		}
+		best += qw * idf
+		for _, p := range lx.postings[h] {
+			tf := float64(p.tf)
+			norm := bm25K1 * (1 - bm25B + bm25B*lx.docLen[p.doc]/lx.avgLen)
+			if acc[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
+			acc[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + norm)
+		}
+	}
+	return best * (bm25K1 + 1), touched
+}

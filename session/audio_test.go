@@ -10,8 +10,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/asr"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 	"github.com/rs/zerolog"
 )
 
@@ -19,7 +19,7 @@ const spoken = "Tell me about a time you handled a conflict at work"
 
 // audioStack is a hub whose ASR pool points at vendorsim's whisper.cpp
 // /inference, with the coach answering.
-func audioStack(t testing.TB) (*testServer, *vendorsim.Sim) {
+func audioStack(t testing.TB) (*testServer, *vendorsim.Server) {
 	t.Helper()
 	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{spoken}, InferenceDelay: 30 * time.Millisecond})
 	srv := httptest.NewServer(sim)

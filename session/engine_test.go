@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/recall"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 	"github.com/rs/zerolog"
 )
 
@@ -51,7 +51,7 @@ func (s *switchableTemplates) probe(ctx context.Context) error {
 // stack is a hub on a real engine with its simulated backends.
 type stack struct {
 	*testServer
-	a, b, local *vendorsim.Sim
+	a, b, local *vendorsim.Server
 	aURL        string // vendor-a's base URL
 	tpl         *switchableTemplates
 	health      *tiers.Health
@@ -69,7 +69,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := func() (*vendorsim.Sim, string) {
+	sim := func() (*vendorsim.Server, string) {
 		s := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond, FirstTokenDelay: 10 * time.Millisecond})
 		srv := httptest.NewServer(s)
 		t.Cleanup(func() { s.Close(); srv.Close() })
@@ -273,7 +273,7 @@ func (c *client) askSeeing(q string, other func(msg)) (first msg, text, end stri
 func TestTemplatesAtL3(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	down := vendorsim.Fault{Status: 503, HealthDown: true}
-	for _, s := range []*vendorsim.Sim{st.a, st.b, st.local} {
+	for _, s := range []*vendorsim.Server{st.a, st.b, st.local} {
 		s.SetFault(vendorsim.AnyModel, down)
 	}
 	cases := []struct {

@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"github.com/poise-dev/poise/web/access"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
-	"github.com/poise-dev/poise/tiers"
 )
 
 // Hub accepts WebSocket connections on /ws and creates, resumes and ends
@@ -105,7 +105,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the other: the reader by close, the writer by closing the socket.
 	var writer sync.WaitGroup
 	writer.Go(func() { c.writeLoop(h.ctx) })
-	h.serveConn(h.ctx, c, tiers.LocalRequest(r))
+	h.serveConn(h.ctx, c, access.Local(r))
 	c.close(websocket.StatusNormalClosure, "")
 	writer.Wait()
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
@@ -34,7 +34,7 @@ const replyText = "Situation: our checkout service kept timing out during a sale
 
 // simHost is one simulated vendor behind a real HTTP server.
 type simHost struct {
-	sim *vendorsim.Sim
+	sim *vendorsim.Server
 	url string // base URL, ending in /v1
 }
 

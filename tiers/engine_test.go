@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 func TestAnswerFromPrimary(t *testing.T) {

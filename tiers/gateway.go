@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"github.com/poise-dev/poise/web/access"
 	"io"
 	"maps"
 	"net/http"
@@ -120,12 +121,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks the client's key: a bearer key from gateway.keys, or,
-// when no keys are configured, a client on this host (LocalRequest). It answers 401 or 403
+// when no keys are configured, a client on this host (access.Local). It answers 401 or 403
 // itself when it returns false.
 func (g *Gateway) authorized(w http.ResponseWriter, r *http.Request) bool {
 	keys := g.plan.cfg.Keys
 	if len(keys) == 0 {
-		if LocalRequest(r) {
+		if access.Local(r) {
 			return true
 		}
 		writeGatewayError(w, http.StatusForbidden, gatewayError{Message: "gateway.keys is empty: only clients on this host are served",

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/rs/zerolog"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // TestGatewayFlappingEndpointCircuit takes endpoint a down for a minute

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // twoEndpoints keeps chain "chat" to a then b.

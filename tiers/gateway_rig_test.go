@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )

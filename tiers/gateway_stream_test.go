@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // prefillB makes b continue cut answers, with the same reply as a so that

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // TestHedgeBackupBeatsSlowPrimary: the primary's first token would come at

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 	"github.com/rs/zerolog"
 )
 
@@ -46,7 +46,7 @@ type demo struct {
 
 // simServer is one simulator with its HTTP server.
 type simServer struct {
-	sim  *vendorsim.Sim
+	sim  *vendorsim.Server
 	srv  *http.Server
 	url  string
 	done chan struct{} // closed when srv.Serve returned

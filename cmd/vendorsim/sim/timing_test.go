@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// bubble is a Sim served over pipes inside a synctest bubble, with an
+// bubble is a Server served over pipes inside a synctest bubble, with an
 // openai-go client and a plain HTTP client.
 type bubble struct {
-	sim    *Sim
+	sim    *Server
 	client openai.Client
 	http   *http.Client
 }
@@ -115,7 +115,7 @@ func TestStallUntilClientTimeout(t *testing.T) {
 
 // TestHedgedLoserIsCancelled is the hedging pattern other packages rely on:
 // a slow primary and a backup race, the backup wins, the primary's request
-// is cancelled and the Sim counts it so.
+// is cancelled and the Server counts it so.
 func TestHedgedLoserIsCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{})

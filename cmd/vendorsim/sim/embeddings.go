@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"encoding/base64"
@@ -68,7 +68,7 @@ type embeddingResponse struct {
 }
 
 // handleEmbeddings serves POST /v1/embeddings.
-func (s *Sim) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)
 	var req embeddingRequest
 	apiErr, status := readJSON(w, r, &req, false)

@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"bytes"
@@ -27,9 +27,9 @@ const testTimeout = 10 * time.Second
 // fastOptions keep real-time tests quick: 1ms between chunks.
 var fastOptions = Options{TokenDelay: time.Millisecond}
 
-// harness is a Sim behind a real HTTP server and a real openai-go client.
+// harness is a Server behind a real HTTP server and a real openai-go client.
 type harness struct {
-	sim    *Sim
+	sim    *Server
 	srv    *httptest.Server
 	client openai.Client
 }

@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkStream measures whole streamed answers (about 70 chunks each)
-// over loopback with no token delay: the Sim's own cost per answer, and
+// over loopback with no token delay: the Server's own cost per answer, and
 // the ceiling of a load run.
 func BenchmarkStream(b *testing.B) {
 	h := newHarness(b, Options{TokenDelay: -1})

@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// chatRequest is the part of a chat completion request the Sim reads.
+// chatRequest is the part of a chat completion request the Server reads.
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
@@ -101,7 +101,7 @@ type answer struct {
 
 // plan computes the answer to req from the model's reply, the assistant
 // prefill, max_tokens and a FilterFinish fault.
-func (s *Sim) plan(req *chatRequest, model string, f Fault) answer {
+func (s *Server) plan(req *chatRequest, model string, f Fault) answer {
 	question, prefill := req.question()
 	reply := s.reply(model, question)
 	a := answer{
@@ -187,7 +187,7 @@ func (a answer) completion() completion {
 }
 
 // handleChat serves POST /v1/chat/completions, streaming or not.
-func (s *Sim) handleChat(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)
 	var req chatRequest
 	apiErr, status := readJSON(w, r, &req, false)
@@ -233,7 +233,7 @@ func validateChat(req *chatRequest, model string) (*apiError, int) {
 // answer, the first-token delay (the fault's, else delay), and an error
 // status, which writeErr writes. It reports whether it ended the request,
 // and how.
-func (s *Sim) preamble(w http.ResponseWriter, r *http.Request, f Fault, delay time.Duration, writeErr func()) (outcome, bool) {
+func (s *Server) preamble(w http.ResponseWriter, r *http.Request, f Fault, delay time.Duration, writeErr func()) (outcome, bool) {
 	ctx := r.Context()
 	if f.ResetBeforeHeaders {
 		abortConn(w, true)
@@ -254,7 +254,7 @@ func (s *Sim) preamble(w http.ResponseWriter, r *http.Request, f Fault, delay ti
 
 // abandon ends a request whose wait ended with err: the client went away
 // (Cancelled), or Close released it, which closes the connection (Failed).
-func (s *Sim) abandon(w http.ResponseWriter, err error) outcome {
+func (s *Server) abandon(w http.ResponseWriter, err error) outcome {
 	if errors.Is(err, errClosed) {
 		abortConn(w, false)
 		return outcomeFailed
@@ -265,7 +265,7 @@ func (s *Sim) abandon(w http.ResponseWriter, err error) outcome {
 // respond writes a non-streaming completion after the time the stream
 // would have taken, applying StallAfter, CutAfter, MalformedAt and
 // ErrorAfter (a 500, as the generation failed).
-func (s *Sim) respond(w http.ResponseWriter, r *http.Request, a answer, f Fault) outcome {
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, a answer, f Fault) outcome {
 	ctx := r.Context()
 	if f.StallAfter > 0 {
 		return s.abandon(w, s.hold(ctx))

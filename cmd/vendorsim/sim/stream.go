@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"encoding/json"
@@ -103,7 +103,7 @@ func faultPoint(n, total int) int {
 
 // stream writes a as an SSE stream, applying the mid-stream faults:
 // StallAfter, CutAfter, ErrorAfter, MalformedAt and NoDone.
-func (s *Sim) stream(w http.ResponseWriter, r *http.Request, a answer, f Fault, includeUsage bool) outcome {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, a answer, f Fault, includeUsage bool) outcome {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
@@ -126,7 +126,7 @@ func (s *Sim) stream(w http.ResponseWriter, r *http.Request, a answer, f Fault, 
 
 // streamRun is one stream being written; owned by its handler.
 type streamRun struct {
-	s            *Sim
+	s            *Server
 	w            http.ResponseWriter
 	sw           sseWriter
 	r            *http.Request

@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"encoding/binary"
@@ -17,7 +17,7 @@ const (
 	bytesPerSecond16 = 2 * whisperRate
 )
 
-// wavInfo is what the Sim reads from a WAV header.
+// wavInfo is what the Server reads from a WAV header.
 type wavInfo struct {
 	rate     int
 	channels int
@@ -122,7 +122,7 @@ func (f *audioForm) add(part *multipart.Part) error {
 
 // handleTranscription serves OpenAI's POST /v1/audio/transcriptions with
 // the scripted transcripts.
-func (s *Sim) handleTranscription(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)
 	form, err := readAudioForm(w, r)
 	model := modelOf(r, form.fields["model"])

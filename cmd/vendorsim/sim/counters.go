@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"context"
@@ -33,13 +33,13 @@ const overflowModel = "_overflow"
 
 // Counters returns model's counters. Counters(AnyModel) returns the sum
 // over every model, including probes that named no model.
-func (s *Sim) Counters(model string) Counters {
+func (s *Server) Counters(model string) Counters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.countersLocked(model)
 }
 
-func (s *Sim) countersLocked(model string) Counters {
+func (s *Server) countersLocked(model string) Counters {
 	if model != AnyModel {
 		if c, ok := s.counters[model]; ok {
 			return *c
@@ -55,7 +55,7 @@ func (s *Sim) countersLocked(model string) Counters {
 
 // AllCounters returns every model's counters; probes that named no model
 // are under "".
-func (s *Sim) AllCounters() map[string]Counters {
+func (s *Server) AllCounters() map[string]Counters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]Counters, len(s.counters))
@@ -69,7 +69,7 @@ func (s *Sim) AllCounters() map[string]Counters {
 // or ctx is done. It returns the counters it last saw and ctx's error if
 // cond never held. Tests use it instead of sleeping: the server notices a
 // client that went away a little after the client returns.
-func (s *Sim) WaitFor(ctx context.Context, model string, cond func(Counters) bool) (Counters, error) {
+func (s *Server) WaitFor(ctx context.Context, model string, cond func(Counters) bool) (Counters, error) {
 	for {
 		s.mu.Lock()
 		c := s.countersLocked(model)
@@ -87,7 +87,7 @@ func (s *Sim) WaitFor(ctx context.Context, model string, cond func(Counters) boo
 }
 
 // resetCounters zeroes every counter, except requests still in flight.
-func (s *Sim) resetCounters() {
+func (s *Server) resetCounters() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for m, c := range s.counters {
@@ -101,7 +101,7 @@ func (s *Sim) resetCounters() {
 }
 
 // count adds d to model's counters and wakes WaitFor.
-func (s *Sim) count(model string, d Counters) {
+func (s *Server) count(model string, d Counters) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.counters[model]
@@ -122,7 +122,7 @@ func (s *Sim) count(model string, d Counters) {
 	s.notifyLocked()
 }
 
-func (s *Sim) notifyLocked() {
+func (s *Server) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -150,13 +150,13 @@ func (o outcome) String() string {
 
 // call tracks one model request from begin to end.
 type call struct {
-	s     *Sim
+	s     *Server
 	model string
 	once  sync.Once
 }
 
 // begin counts a new request of model.
-func (s *Sim) begin(model string, stream bool) *call {
+func (s *Server) begin(model string, stream bool) *call {
 	d := Counters{Requests: 1, InFlight: 1}
 	if stream {
 		d.Streams = 1

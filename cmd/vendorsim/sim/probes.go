@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"net/http"
@@ -27,13 +27,13 @@ func newModelObject(id string) modelObject {
 }
 
 // probe counts a health probe of model ("" when the probe named none).
-func (s *Sim) probe(model string) {
+func (s *Server) probe(model string) {
 	s.count(model, Counters{Probes: 1})
 }
 
 // handleHealth serves llama.cpp's (and whisper.cpp's) GET /health:
 // 200 {"status":"ok"}, or 503 when ?model= (or AnyModel) has HealthDown.
-func (s *Sim) handleHealth(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	model := r.URL.Query().Get("model")
 	s.probe(model)
 	switch {
@@ -51,7 +51,7 @@ func (s *Sim) handleHealth(w http.ResponseWriter, r *http.Request) {
 // handleModels serves GET /v1/models: the default models and those seen
 // or configured, sorted, without models whose fault is a 404. It
 // answers 503 when AnyModel (or ?model=) has HealthDown.
-func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)
 	model := r.URL.Query().Get("model")
 	s.probe(model)
@@ -78,7 +78,7 @@ func (s *Sim) handleModels(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleModel serves GET /v1/models/{model}, counted as a probe of model.
-func (s *Sim) handleModel(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)
 	model := r.PathValue("model")
 	s.probe(model)
@@ -93,7 +93,7 @@ func (s *Sim) handleModel(w http.ResponseWriter, r *http.Request) {
 }
 
 // missing reports whether model's fault says it does not exist.
-func (s *Sim) missing(model string) bool {
+func (s *Server) missing(model string) bool {
 	f := s.peekFault(model)
 	return f.Status == http.StatusNotFound || f.Code == "model_not_found"
 }

@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"encoding/json"

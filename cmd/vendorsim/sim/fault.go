@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"maps"
@@ -93,7 +93,7 @@ type faultState struct {
 
 // SetFault replaces model's fault. Model AnyModel ("*") applies to every
 // model without a fault of its own. A zero Fault removes the model's fault.
-func (s *Sim) SetFault(model string, f Fault) {
+func (s *Server) SetFault(model string, f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f == (Fault{}) {
@@ -106,7 +106,7 @@ func (s *Sim) SetFault(model string, f Fault) {
 }
 
 // ClearFaults removes every fault.
-func (s *Sim) ClearFaults() {
+func (s *Server) ClearFaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.faults)
@@ -115,7 +115,7 @@ func (s *Sim) ClearFaults() {
 
 // Faults returns the faults in force by model. A FailNext fault shows the
 // requests it has left in FailNext.
-func (s *Sim) Faults() map[string]Fault {
+func (s *Server) Faults() map[string]Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]Fault, len(s.faults))
@@ -131,7 +131,7 @@ func (s *Sim) Faults() map[string]Fault {
 
 // takeFault returns the fault that applies to one request of model and
 // counts it against FailNext.
-func (s *Sim) takeFault(model string) Fault {
+func (s *Server) takeFault(model string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := model
@@ -153,7 +153,7 @@ func (s *Sim) takeFault(model string) Fault {
 }
 
 // peekFault returns the fault that applies to model without counting it.
-func (s *Sim) peekFault(model string) Fault {
+func (s *Server) peekFault(model string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.faults[model]; ok {
@@ -167,7 +167,7 @@ func (s *Sim) peekFault(model string) Fault {
 
 // healthDown reports whether model's own fault or the AnyModel fault has
 // HealthDown. An empty model checks AnyModel only.
-func (s *Sim) healthDown(model string) bool {
+func (s *Server) healthDown(model string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, key := range []string{model, AnyModel} {
@@ -180,7 +180,7 @@ func (s *Sim) healthDown(model string) bool {
 
 // configuredModels returns the models seen in requests or named in faults
 // and replies.
-func (s *Sim) configuredModels() map[string]struct{} {
+func (s *Server) configuredModels() map[string]struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.models)
@@ -191,7 +191,7 @@ func (s *Sim) configuredModels() map[string]struct{} {
 const maxTrackedModels = 1024 // model names
 
 // noteModelLocked remembers model for /v1/models. Caller holds s.mu.
-func (s *Sim) noteModelLocked(model string) {
+func (s *Server) noteModelLocked(model string) {
 	if model == "" || model == AnyModel || len(s.models) >= maxTrackedModels {
 		return
 	}

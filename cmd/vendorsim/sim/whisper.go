@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ const (
 // response_format, temperature, language and the like. Like whisper.cpp it
 // decodes one request at a time; the others queue. Faults are keyed by
 // WhisperModel.
-func (s *Sim) handleInference(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleInference(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server", "whisper.cpp")
 	form, err := readAudioForm(w, r)
 	c := s.begin(WhisperModel, false)
@@ -66,7 +66,7 @@ func (s *Sim) handleInference(w http.ResponseWriter, r *http.Request) {
 
 // acquireWhisper takes the decode slot, waiting while another request
 // holds it.
-func (s *Sim) acquireWhisper(r *http.Request) error {
+func (s *Server) acquireWhisper(r *http.Request) error {
 	select {
 	case s.whisperSlot <- struct{}{}:
 		return nil

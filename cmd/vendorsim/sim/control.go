@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"net/http"
@@ -17,13 +17,13 @@ type ReplyCommand struct {
 }
 
 // handleListFaults serves GET /_sim/faults: {"<model>": {fault}, ...}.
-func (s *Sim) handleListFaults(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleListFaults(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.Faults())
 }
 
 // handleSetFault serves POST /_sim/faults {"model":..., "fault":{...}}
 // and answers with the command it applied.
-func (s *Sim) handleSetFault(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSetFault(w http.ResponseWriter, r *http.Request) {
 	var cmd FaultCommand
 	if apiErr, status := readJSON(w, r, &cmd, true); apiErr != nil {
 		writeAPIError(w, status, *apiErr)
@@ -39,7 +39,7 @@ func (s *Sim) handleSetFault(w http.ResponseWriter, r *http.Request) {
 
 // handleClearFaults serves DELETE /_sim/faults: every fault, or only
 // ?model='s.
-func (s *Sim) handleClearFaults(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleClearFaults(w http.ResponseWriter, r *http.Request) {
 	if model := r.URL.Query().Get("model"); model != "" {
 		s.SetFault(model, Fault{})
 	} else {
@@ -50,7 +50,7 @@ func (s *Sim) handleClearFaults(w http.ResponseWriter, r *http.Request) {
 
 // handleCounters serves GET /_sim/counters?model=M (AnyModel: the sum);
 // without a model, every model's counters by name.
-func (s *Sim) handleCounters(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCounters(w http.ResponseWriter, r *http.Request) {
 	if !r.URL.Query().Has("model") {
 		writeJSON(w, http.StatusOK, s.AllCounters())
 		return
@@ -60,13 +60,13 @@ func (s *Sim) handleCounters(w http.ResponseWriter, r *http.Request) {
 
 // handleReset serves POST /_sim/reset: clears faults and counters and
 // restarts the transcript script.
-func (s *Sim) handleReset(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleReset(w http.ResponseWriter, _ *http.Request) {
 	s.Reset()
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // handleSetReply serves POST /_sim/reply {"model":..., "text":...}.
-func (s *Sim) handleSetReply(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSetReply(w http.ResponseWriter, r *http.Request) {
 	var cmd ReplyCommand
 	if apiErr, status := readJSON(w, r, &cmd, true); apiErr != nil {
 		writeAPIError(w, status, *apiErr)
@@ -82,7 +82,7 @@ func (s *Sim) handleSetReply(w http.ResponseWriter, r *http.Request) {
 
 // Reset clears every fault and counter (requests in flight stay counted as
 // such) and restarts the transcript script from its first text.
-func (s *Sim) Reset() {
+func (s *Server) Reset() {
 	s.ClearFaults()
 	s.resetCounters()
 	s.mu.Lock()

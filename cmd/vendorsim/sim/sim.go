@@ -1,4 +1,4 @@
-package vendorsim
+package sim
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const (
 // errClosed is returned by waits that Close released.
 var errClosed = errors.New("vendorsim: closed")
 
-// Options configures a Sim. Zero values mean the documented defaults.
+// Options configures a Server. Zero values mean the documented defaults.
 type Options struct {
 	TokenDelay      time.Duration // between stream chunks; default 20ms, negative for none
 	FirstTokenDelay time.Duration // before headers and the first chunk; default 0; a Fault overrides it per model
@@ -35,9 +35,9 @@ type Options struct {
 	Log             zerolog.Logger
 }
 
-// Sim is an http.Handler that simulates several vendors at once. Faults
+// Server is an http.Handler that simulates several vendors at once. Faults
 // and counters are keyed by model name. Safe for concurrent use.
-type Sim struct {
+type Server struct {
 	tokenDelay      time.Duration
 	firstTokenDelay time.Duration
 	inferenceDelay  time.Duration
@@ -61,10 +61,10 @@ type Sim struct {
 	changed        chan struct{}          // closed and replaced when counters change; guarded by mu.
 }
 
-// New returns a Sim with opts resolved to their defaults. Close releases
-// requests that are held (stalls, NoAnswer); a Sim needs no other cleanup.
-func New(opts Options) *Sim {
-	s := &Sim{
+// New returns a Server with opts resolved to their defaults. Close releases
+// requests that are held (stalls, NoAnswer); a Server needs no other cleanup.
+func New(opts Options) *Server {
+	s := &Server{
 		tokenDelay:      opts.TokenDelay,
 		firstTokenDelay: opts.FirstTokenDelay,
 		inferenceDelay:  opts.InferenceDelay,
@@ -96,20 +96,20 @@ func New(opts Options) *Sim {
 }
 
 // ServeHTTP serves the simulated vendor APIs and the /_sim control API.
-func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// Close releases every model request the Sim holds (stalled streams,
+// Close releases every model request the Server holds (stalled streams,
 // NoAnswer, delays) by closing its connection, as a server going away
 // would, so that an http.Server's Shutdown can finish. Model requests that
 // arrive later are cut the same way; probes and the control API still
 // answer. Close is idempotent.
-func (s *Sim) Close() {
+func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.done) })
 }
 
-func (s *Sim) routes() *http.ServeMux {
+func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
 	for _, prefix := range []string{"/v1", ""} {
 		m.HandleFunc("POST "+prefix+"/chat/completions", s.handleChat)
@@ -137,9 +137,9 @@ func (s *Sim) routes() *http.ServeMux {
 	return m
 }
 
-// sleep waits d, or until ctx is done (returning ctx.Err()) or the Sim is
+// sleep waits d, or until ctx is done (returning ctx.Err()) or the Server is
 // closed (returning errClosed).
-func (s *Sim) sleep(ctx context.Context, d time.Duration) error {
+func (s *Server) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return s.alive(ctx)
 	}
@@ -155,8 +155,8 @@ func (s *Sim) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// hold waits until ctx is done (ctx.Err()) or the Sim is closed (errClosed).
-func (s *Sim) hold(ctx context.Context) error {
+// hold waits until ctx is done (ctx.Err()) or the Server is closed (errClosed).
+func (s *Server) hold(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -166,7 +166,7 @@ func (s *Sim) hold(ctx context.Context) error {
 }
 
 // alive reports ctx.Err() or errClosed without waiting.
-func (s *Sim) alive(ctx context.Context) error {
+func (s *Server) alive(ctx context.Context) error {
 	select {
 	case <-s.done:
 		return errClosed
@@ -177,7 +177,7 @@ func (s *Sim) alive(ctx context.Context) error {
 
 // SetReply sets the text that model answers with, for every question. An
 // empty text restores the default simulated reply.
-func (s *Sim) SetReply(model, text string) {
+func (s *Server) SetReply(model, text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if text == "" {
@@ -189,7 +189,7 @@ func (s *Sim) SetReply(model, text string) {
 }
 
 // reply is the full text model answers question with.
-func (s *Sim) reply(model, question string) string {
+func (s *Server) reply(model, question string) string {
 	s.mu.Lock()
 	text, ok := s.replies[model]
 	s.mu.Unlock()
@@ -200,7 +200,7 @@ func (s *Sim) reply(model, question string) string {
 }
 
 // transcript returns the next scripted transcription text, round robin.
-func (s *Sim) transcript() string {
+func (s *Server) transcript() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.transcripts[s.nextTranscript%len(s.transcripts)]

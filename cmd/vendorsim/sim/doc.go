@@ -1,7 +1,7 @@
-// Package vendorsim simulates Poise's model backends over their real wire
+// Package sim simulates Poise's model backends over their real wire
 // protocols, with faults injected per model. No model weights exist on our
 // machines, so tests, demos and load runs point real clients (openai-go,
-// the whisper.cpp client) at a Sim.
+// the whisper.cpp client) at a Server.
 //
 // Vendor endpoints (any model name is accepted unless a Fault says
 // otherwise; /v1 may be left out, as llama.cpp allows):
@@ -29,4 +29,4 @@
 // Every model request ends as exactly one of Completed, Cancelled (the
 // client went away) or Failed; WaitFor lets a test wait for that without
 // sleeping.
-package vendorsim
+package sim

@@ -16,7 +16,8 @@ type Answerer interface {
 }
 
 // Health tells sessions the highest level the shared health state supports
-// and when that may have changed. tiers.Health is the production Health.
+// and when that may have changed. tiers/health.Center is the production
+// Health.
 // Subscribe returns a channel of signals that the caller must stop reading
 // only after calling the returned cancel function.
 type Health interface {

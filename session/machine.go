@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/poise-dev/poise/tiers/level"
 
 	"github.com/looplab/fsm"
 	"github.com/poise-dev/poise/tiers"
@@ -67,7 +68,7 @@ func newMachine(start tiers.Level) *machine {
 
 // level returns the current level.
 func (m *machine) level() tiers.Level {
-	l, _ := tiers.ParseLevel(m.f.Current())
+	l, _ := level.Parse(m.f.Current())
 	return l
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"github.com/poise-dev/poise/tiers/level"
 	"strconv"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestRedisStoreKeys(t *testing.T) {
 	ts := newTestServer(t, Config{Health: health, Store: store, Node: "node-a"})
 	_, w := ts.start(t, "zh")
 	id := w.str("session_id")
-	health.set(tiers.L2, tiers.Signal{Event: tiers.SignalVendorAllDown, Level: tiers.L1})
+	health.set(tiers.L2, tiers.Signal{Event: level.VendorAllDown, Level: tiers.L1})
 
 	key := "poise:session:" + id
 	var h map[string]string

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/poise-dev/poise/tiers/health"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -191,7 +191,7 @@ func (s *RedisStore) AddTransition(ctx context.Context, t Transition) error {
 // Sessions implements Store: it SCANs the session hashes (on every master
 // of a cluster), sorted by id.
 func (s *RedisStore) Sessions(ctx context.Context) ([]SessionRecord, error) {
-	keys, err := tiers.ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
+	keys, err := health.ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: scan sessions: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/poise-dev/poise/tiers/level"
 	"strconv"
 	"strings"
 	"time"
@@ -346,7 +347,7 @@ func (h *Hub) restore(st ResumeState, lastSeq uint64) (*Session, *protocolError)
 		return nil, refuse(codeResumeGap, "messages after seq %d are no longer kept; start a new session", lastSeq)
 	}
 	s := newSession(h, st.ID, st.Token, st.Subject, st.Profile, st.AutoAnswer)
-	level, ok := tiers.ParseLevel(st.Level)
+	level, ok := level.Parse(st.Level)
 	if !ok {
 		level = h.cfg.Health.Supported()
 	}

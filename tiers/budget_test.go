@@ -2,6 +2,7 @@ package tiers
 
 import (
 	"context"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"slices"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func TestBudgetSkipsBackendsOverBudget(t *testing.T) {
 				if got := r.requests(t, name, "ok"); got > 1 {
 					t.Fatalf("%s counted %v requests", name, got)
 				}
-				for _, class := range []Class{ClassServer, ClassTimeout, ClassUnavailable, ClassRateLimited, ClassCanceled} {
+				for _, class := range []upstream.Class{upstream.ClassServer, upstream.ClassTimeout, upstream.ClassUnavailable, upstream.ClassRateLimited, upstream.ClassCanceled} {
 					if got := r.requests(t, name, string(class)); got != 0 {
 						t.Fatalf("the skipped %s counted a %s request", name, class)
 					}
@@ -143,7 +144,7 @@ func TestBudgetSettlesReportedUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported := int(resp.Usage.TotalTokens)
-	estimated := promptTokens(BuildPrompt(req, false), "") + estimateTokens(a.text())
+	estimated := promptTokens(BuildPrompt(req, false), "") + upstream.EstimateTokens(a.text())
 	if reported == estimated {
 		t.Fatalf("the reported usage (%d) equals the estimate: this test cannot tell them apart", reported)
 	}

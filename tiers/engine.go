@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 
@@ -18,12 +19,12 @@ const (
 // Outcome is how Answer ended. Answered false means nothing was shown: the
 // caller shows the coach card.
 type Outcome struct {
-	Answered bool   // a Start was emitted
-	Level    Level  // the level that answered
-	Source   string // the backend name or template id that answered
-	Class    Class  // the class of the last failure, if any
-	Refused  bool   // a provider refused (content filter or policy): show the coach, try no model
-	Cut      bool   // the answer ended with Reason "cut"
+	Answered bool           // a Start was emitted
+	Level    Level          // the level that answered
+	Source   string         // the backend name or template id that answered
+	Class    upstream.Class // the class of the last failure, if any
+	Refused  bool           // a provider refused (content filter or policy): show the coach, try no model
+	Cut      bool           // the answer ended with Reason "cut"
 	// OverBudget names the backends skipped because Request.Budget had no
 	// room for them (no health failure); the answer fell to the next
 	// source or level.
@@ -35,28 +36,29 @@ type Outcome struct {
 // serves every session.
 type Engine struct {
 	cfg     Config
-	vendors []*Source     // L1, in priority order
-	local   *Source       // L2; nil when not configured
-	slots   chan struct{} // the L2 bulkhead: one token per local request in flight
-	tpl     Templates     // L3; nil when not configured
-	health  *Health       // nil: every configured level is usable
+	vendors []*upstream.Client // L1, in priority order
+	local   *upstream.Client   // L2; nil when not configured
+	slots   chan struct{}      // the L2 bulkhead: one token per local request in flight
+	tpl     Templates          // L3; nil when not configured
+	health  Health             // nil: every configured level is usable
 	hc      *http.Client
 	log     zerolog.Logger
 	m       *Metrics
 }
 
 // NewEngine returns an engine for cfg (zero fields mean their defaults).
-// health may be nil (no health decisions), tpl may be nil (no L3), m may
+// health may be nil (no health decisions; a nil *health.Center is not
+// nil here), tpl may be nil (no L3), m may
 // be nil (no metrics). All sources share one HTTP client.
-func NewEngine(cfg Config, health *Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
-	cfg = cfg.withDefaults()
-	hc := NewHTTPClient()
+func NewEngine(cfg Config, health Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
+	cfg = cfg.WithDefaults()
+	hc := upstream.NewHTTPClient()
 	e := &Engine{cfg: cfg, tpl: tpl, health: health, hc: hc, log: log, m: m}
 	for _, v := range cfg.L1.Vendors {
-		e.vendors = append(e.vendors, NewSource(v, hc))
+		e.vendors = append(e.vendors, upstream.New(v, hc))
 	}
 	if cfg.L2.BaseURL != "" {
-		e.local = NewSource(cfg.L2.endpoint(), hc)
+		e.local = upstream.New(cfg.L2.Endpoint(), hc)
 		e.slots = make(chan struct{}, cfg.L2.MaxInFlight)
 	}
 	return e
@@ -160,8 +162,8 @@ func (a *answering) end(reason string) {
 }
 
 // fail notes the class of a failure for the Outcome.
-func (a *answering) fail(c Class) {
-	if c != ClassNone && c != ClassCanceled {
+func (a *answering) fail(c upstream.Class) {
+	if c != upstream.ClassNone && c != upstream.ClassCanceled {
 		a.out.Class = c
 	}
 }
@@ -184,16 +186,16 @@ func (a *answering) fits(ctx context.Context, d time.Duration) bool {
 // finish ends an answer whose source produced its first token and then
 // ended with res: done, cut by our own token limit, refused part-way, or
 // broken (continued elsewhere if possible, else cut).
-func (a *answering) finish(ctx context.Context, level Level, src *Source, res result) {
+func (a *answering) finish(ctx context.Context, level Level, src *upstream.Client, res result) {
 	a.account(level, src, res.err)
 	switch {
-	case res.err == nil && res.finish == finishLength:
+	case res.err == nil && res.finish == upstream.FinishLength:
 		a.end(reasonCut) // our own token limit: honest, but not complete
 	case res.err == nil:
 		a.end(reasonDone)
-	case res.err.Class == ClassRefused:
+	case res.err.Class == upstream.ClassRefused:
 		a.end(reasonCut)
-	case res.err.Class == ClassCanceled || ctx.Err() != nil:
+	case res.err.Class == upstream.ClassCanceled || ctx.Err() != nil:
 		// The caller cancelled: no End, see Answer.
 	default:
 		a.continueCut(ctx)
@@ -201,7 +203,7 @@ func (a *answering) finish(ctx context.Context, level Level, src *Source, res re
 }
 
 // reportResult counts one request's end in metrics and health.
-func (e *Engine) reportResult(l Level, backend string, c Class) {
+func (e *Engine) reportResult(l Level, backend string, c upstream.Class) {
 	if e.health != nil {
 		e.health.ReportResult(l, backend, c)
 	}
@@ -209,14 +211,14 @@ func (e *Engine) reportResult(l Level, backend string, c Class) {
 
 // logFailure logs one failed request once; bad_request is our bug and is
 // logged as an error with the provider's code and message.
-func (e *Engine) logFailure(req Request, src string, err *Error) {
+func (e *Engine) logFailure(req Request, src string, err *upstream.Error) {
 	ev := e.log.Debug()
 	switch err.Class {
-	case ClassBadRequest:
+	case upstream.ClassBadRequest:
 		ev = e.log.Error()
-	case ClassCanceled:
+	case upstream.ClassCanceled:
 		return
-	case ClassRefused:
+	case upstream.ClassRefused:
 		ev = e.log.Info()
 	}
 	ev.Str("question", req.ID).Str("backend", src).Str("class", string(err.Class)).

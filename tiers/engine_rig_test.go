@@ -3,6 +3,8 @@ package tiers
 import (
 	"bytes"
 	"context"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -115,7 +117,7 @@ type rig struct {
 	a, b, local simHost
 	tpl         *fakeTemplates
 	cfg         Config
-	health      *Health
+	health      *health.Center
 	engine      *Engine
 	reg         *prometheus.Registry
 	logs        *syncBuffer
@@ -141,7 +143,7 @@ func newRig(t *testing.T, adjust func(*Config)) *rig {
 		SLAms:  1500,
 		Health: HealthConfig{IntervalMS: 1000, RecoverAfter: 3},
 		L1: L1Config{Mode: ModeHedge, HedgeAfterMS: 5000, FirstTokenTimeoutMS: 1000, DownAfter: 3, DownWindowMS: 60000,
-			Vendors: []Endpoint{
+			Vendors: []upstream.Endpoint{
 				{Name: "a", BaseURL: r.a.url, APIKey: "sk-a", Model: modelA},
 				{Name: "b", BaseURL: r.b.url, APIKey: "sk-b", Model: modelB},
 			}},
@@ -154,9 +156,9 @@ func newRig(t *testing.T, adjust func(*Config)) *rig {
 		t.Fatalf("config: %v", err)
 	}
 	log := zerolog.New(r.logs)
-	m := NewMetrics(r.reg)
-	tplProbe := Probe{Name: TemplatesBackend, Level: L3, Check: func(context.Context) error { return nil }}
-	r.health = NewHealth(r.cfg, []Probe{tplProbe}, log, m, WithClock(r.clock.Now))
+	requests := upstream.NewMetrics(r.reg)
+	m := NewMetrics(r.reg, requests)
+	r.health = health.New(healthConfig(r.cfg), healthProbes(r.cfg), log, health.NewMetrics(r.reg), health.WithClock(r.clock.Now))
 	sigs, cancel := r.health.Subscribe(16)
 	t.Cleanup(cancel)
 	r.signals = sigs
@@ -278,4 +280,45 @@ func (r *rig) nextSignal(t *testing.T) Signal {
 		t.Fatal("no health signal")
 		return Signal{}
 	}
+}
+
+// healthConfig is the health center's part of cfg, as cmd/poise wires it.
+func healthConfig(cfg Config) health.Config {
+	return health.Config{IntervalMS: cfg.Health.IntervalMS, RecoverAfter: cfg.Health.RecoverAfter,
+		L1DownAfter: cfg.L1.DownAfter, L1DownWindowMS: cfg.L1.DownWindowMS,
+		L2FailAfter: cfg.L2.FailAfter, L2FailWindowMS: cfg.L2.FailWindowMS}
+}
+
+// healthProbes probes cfg's vendors and local model as cmd/poise does,
+// and passes the templates' check.
+func healthProbes(cfg Config) []health.Probe {
+	hc := upstream.NewHTTPClient()
+	var out []health.Probe
+	for _, v := range cfg.L1.Vendors {
+		out = append(out, health.HTTPProbe(v.Name, L1, v.BaseURL, v.APIKey, hc))
+	}
+	if l2 := cfg.WithDefaults().L2; l2.BaseURL != "" {
+		out = append(out, health.FirstTokenProbe(l2.Name, L2, l2.Endpoint(), ms(l2.TimeoutMS), hc))
+	}
+	return append(out, health.Probe{Name: TemplatesBackend, Level: L3, Check: func(context.Context) error { return nil }})
+}
+
+// fakeClock is an injected clock that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }

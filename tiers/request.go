@@ -49,12 +49,3 @@ type Event struct {
 	Text   string // Delta
 	Reason string // End: "done" or "cut"
 }
-
-// Signal is a level-driving event from the health center. Event is one of
-// the FSM events "vendor_all_down", "local_failing", "templates_failing" or
-// "recovered"; Level is the level it concerns (for "recovered", the level
-// that is healthy again).
-type Signal struct {
-	Event string
-	Level Level
-}

@@ -2,6 +2,7 @@ package tiers
 
 import (
 	"context"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"time"
 )
 
@@ -44,14 +45,14 @@ func (a *answering) runL3(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false // our cancellation, not a template failure
 		}
-		class := Classify(err)
+		class := upstream.Classify(err)
 		a.fail(class)
 		a.e.m.request(TemplatesBackend, class)
 		a.e.log.Warn().Err(err).Str("question", a.req.ID).Dur("took", time.Since(began)).Msg("tiers: template match failed")
 		a.e.reportResult(L3, TemplatesBackend, class)
 		return false
 	}
-	a.e.m.request(TemplatesBackend, ClassNone)
+	a.e.m.request(TemplatesBackend, upstream.ClassNone)
 	if !m.Hit || m.Answer == "" {
 		return false
 	}

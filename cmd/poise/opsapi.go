@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/poise-dev/poise/tiers/health"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 
 // backendView is a backend's shared health record with the level it serves.
 type backendView struct {
-	tiers.BackendState
+	health.BackendState
 	Level string `json:"level"`
 }
 

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // Ops access. The operator endpoints (/ops, /ops/api/*, the -demo faults,

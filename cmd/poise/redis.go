@@ -7,13 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/poise-dev/poise/tiers/health"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/poise-dev/poise/session"
-	"github.com/poise-dev/poise/tiers"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -141,7 +141,7 @@ func newRedisClient(raw string, log zerolog.Logger) (redis.UniversalClient, erro
 // store (ops view and resume state) and the health store (with this node's
 // local fallback). Their loops run until ctx is done; the client is closed
 // by close after them.
-func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Duration) ([]tiers.HealthOption, error) {
+func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Duration) ([]health.Option, error) {
 	rdb, err := newRedisClient(a.cfg.RedisURL, a.log)
 	if err != nil {
 		return nil, err
@@ -156,10 +156,10 @@ func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Dur
 	a.wg.Go(func() { store.Run(ctx) })
 	b := make([]byte, 4)
 	rand.Read(b)
-	shared := tiers.NewFallbackStore(tiers.NewRedisHealthStore(rdb, a.log), 0, nil, a.log)
+	shared := health.NewFallbackStore(health.NewRedisStore(rdb, a.log), 0, nil, a.log)
 	a.log.Info().Str("redis", redisDisplay(a.cfg.RedisURL)).Msg("shared state in Redis")
 	// Event ids must be unique per process, even on one host.
-	return []tiers.HealthOption{tiers.WithStore(shared), tiers.WithNode(node + "-" + hex.EncodeToString(b))}, nil
+	return []health.Option{health.WithStore(shared), health.WithNode(node + "-" + hex.EncodeToString(b))}, nil
 }
 
 func redisDisplay(raw string) string {

@@ -29,8 +29,7 @@ type (
 		ev tiers.Event
 	}
 	answerDone struct {
-		id  string
-		out tiers.Outcome
+		id string
 	}
 )
 
@@ -58,10 +57,10 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 		req.Retry, s.retryLevels = s.retryLevels, false
 	}
 	s.workers.Go(func() {
-		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
+		s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{id: id, ev: ev})
 		})
-		s.post(ctx, answerDone{id: id, out: out})
+		s.post(ctx, answerDone{id: id})
 	})
 }
 
@@ -105,7 +104,7 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 	case tiers.EventStart:
 		q.started = true
 		q.stopSLA()
-		s.overBudget(q, a.ev.Level)
+		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
 			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note})
 	case tiers.EventDelta:
@@ -113,6 +112,9 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})
 		}
 	case tiers.EventEnd:
+		if !q.started {
+			s.overBudget(q, 0, a.ev.OverBudget) // the coach answers: say so if the budget is why
+		}
 		if q.started {
 			q.ended = true
 			s.send(&answerEndMsg{head: head{Type: "answer_end"}, ID: q.id, Reason: a.ev.Reason})
@@ -131,9 +133,6 @@ func (s *Session) onAnswerDone(a answerDone) {
 	}
 	q.cancel()
 	q.stopSLA()
-	if !q.started {
-		s.overBudget(q, 0) // the coach answers: say so if the budget is why
-	}
 	switch {
 	case !q.started && !q.coached:
 		s.sendCoach(q)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/poise-dev/poise/tiers/level"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -255,7 +256,7 @@ func (s *Session) onHealth(ctx context.Context, sig tiers.Signal) {
 	}
 	target := s.cfg.Health.Supported()
 	for cur := s.m.level(); cur < target; cur = s.m.level() {
-		if !s.transition(ctx, downEvent[cur]) {
+		if !s.transition(ctx, level.DownEvent(cur)) {
 			break
 		}
 	}

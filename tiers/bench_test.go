@@ -37,12 +37,17 @@ func BenchmarkFallthrough(b *testing.B) {
 	e := NewEngine(cfg, h, &fakeTemplates{}, zerolog.Nop(), nil)
 	defer e.Close()
 	req := Request{ID: "q", Question: "Tell me about a conflict.", Level: L1}
-	emit := func(Event) {}
+	var start Event
+	emit := func(ev Event) {
+		if ev.Kind == EventStart {
+			start = ev
+		}
+	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if out := e.Answer(ctx, req, emit); out.Level != L3 {
-			b.Fatalf("outcome %+v", out)
+		if e.Answer(ctx, req, emit); start.Level != L3 {
+			b.Fatalf("start %+v", start)
 		}
 	}
 }
@@ -60,12 +65,20 @@ func BenchmarkAnswerL1(b *testing.B) {
 	e := NewEngine(cfg, nil, nil, zerolog.Nop(), nil)
 	defer e.Close()
 	req := Request{ID: "q", Question: "Tell me about a conflict."}
-	emit := func(Event) {}
+	var start, end Event
+	emit := func(ev Event) {
+		switch ev.Kind {
+		case EventStart:
+			start = ev
+		case EventEnd:
+			end = ev
+		}
+	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if out := e.Answer(ctx, req, emit); out.Level != L1 || out.Cut {
-			b.Fatalf("outcome %+v", out)
+		if e.Answer(ctx, req, emit); start.Level != L1 || end.Reason != ReasonDone {
+			b.Fatalf("start %+v, end %+v", start, end)
 		}
 	}
 }

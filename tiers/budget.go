@@ -46,7 +46,7 @@ func AttemptTokens(req Request, l Level) int {
 type spend func(res *result)
 
 // reserve asks the request's Budget for the tokens of call c on src. It
-// reports false, and notes src in the Outcome, when src is over budget;
+// reports false, and notes src for Event.OverBudget, when src is over budget;
 // otherwise the returned spend settles the reservation with what the
 // call used. Without a Budget every call may go and spend does nothing.
 func (a *answering) reserve(ctx context.Context, src *upstream.Client, c *call) (spend, bool) {
@@ -58,8 +58,8 @@ func (a *answering) reserve(ctx context.Context, src *upstream.Client, c *call) 
 	prompt := promptTokens(c.messages, c.prefill)
 	settle, ok := b.Reserve(ctx, src.Name(), prompt+int(c.maxTokens))
 	if !ok {
-		if !slices.Contains(a.out.OverBudget, src.Name()) {
-			a.out.OverBudget = append(a.out.OverBudget, src.Name())
+		if !slices.Contains(a.overBudget, src.Name()) {
+			a.overBudget = append(a.overBudget, src.Name())
 		}
 		a.e.log.Debug().Str("question", a.req.ID).Str("backend", src.Name()).Msg("tiers: backend over the token budget; skipped")
 		return nil, false

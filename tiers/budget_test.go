@@ -134,7 +134,7 @@ func TestBudgetSettlesReportedUsage(t *testing.T) {
 	b := newAllowance(t, map[string]int{"a": 100000})
 	req := Request{Question: budgetQuestion, Budget: b}
 	a := r.ask(t, req)
-	if a.out.Source != "a" || a.end().Reason != reasonDone {
+	if a.out.Source != "a" || a.end().Reason != ReasonDone {
 		t.Fatalf("outcome %+v", a.out)
 	}
 	client := openai.NewClient(option.WithBaseURL(r.a.url), option.WithAPIKey("sk-a"), option.WithMaxRetries(0))
@@ -188,7 +188,7 @@ func TestBudgetOnContinuations(t *testing.T) {
 	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
 	b := newAllowance(t, map[string]int{"a": 100000, "b": 10})
 	a := r.ask(t, Request{Question: budgetQuestion, Budget: b})
-	if a.end().Reason != reasonCut || !slices.Contains(a.out.OverBudget, "b") {
+	if a.end().Reason != ReasonCut || !slices.Contains(a.out.OverBudget, "b") {
 		t.Fatalf("end %+v, outcome %+v; want a cut answer with b skipped", a.end(), a.out)
 	}
 	if n := r.b.sim.Counters(modelB).Requests; n != 0 {

@@ -23,14 +23,14 @@ func (a *answering) continueCut(ctx context.Context) {
 		a.account(cand.level, cand.src, res.err)
 		switch {
 		case res.err == nil && res.finish == upstream.FinishLength:
-			a.end(reasonCut)
+			a.end(ReasonCut)
 			return
 		case res.err == nil:
 			a.e.log.Info().Str("question", a.req.ID).Str("backend", cand.src.Name()).Msg("tiers: cut answer continued")
-			a.end(reasonDone)
+			a.end(ReasonDone)
 			return
 		case res.err.Class == upstream.ClassRefused:
-			a.end(reasonCut)
+			a.end(ReasonCut)
 			return
 		case res.err.Class == upstream.ClassCanceled || ctx.Err() != nil:
 			return
@@ -38,7 +38,7 @@ func (a *answering) continueCut(ctx context.Context) {
 		// This source failed or was cut too: the next one continues from
 		// the longer prefix.
 	}
-	a.end(reasonCut)
+	a.end(ReasonCut)
 }
 
 // candidate is a source that may continue a cut answer.
@@ -51,7 +51,7 @@ type candidate struct {
 // accept a prefill, have not failed this question, and their level is
 // allowed for the question and not marked down.
 func (a *answering) continuations() []candidate {
-	if a.noModels || a.out.Refused {
+	if a.noModels || a.refused {
 		return nil
 	}
 	allowed := func(l Level) bool {

@@ -80,7 +80,7 @@ func (a *answering) runL1(ctx context.Context) bool {
 			a.e.health.ReportAllDown()
 		}
 	}
-	return a.out.Refused
+	return a.refused
 }
 
 // vendorOrder is the L1 vendors in priority order, the ones the health

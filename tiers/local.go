@@ -25,7 +25,7 @@ func (a *answering) runL2(ctx context.Context) bool {
 		a.finish(ctx, L2, src, res)
 		return true
 	}
-	return a.out.Refused || ctx.Err() != nil
+	return a.refused || ctx.Err() != nil
 }
 
 // acquireLocal takes a slot of the local model's bulkhead without
@@ -103,12 +103,11 @@ func (a *answering) account(level Level, src *upstream.Client, err *upstream.Err
 	a.e.m.request(name, err.Class)
 	a.e.logFailure(a.req, name, err)
 	a.e.reportResult(level, name, err.Class)
-	a.fail(err.Class)
 	switch err.Class {
 	case upstream.ClassCanceled:
 		return
 	case upstream.ClassRefused:
-		a.out.Refused = true
+		a.refused = true
 	case upstream.ClassBadRequest:
 		a.noModels = true
 	}

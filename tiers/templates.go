@@ -46,7 +46,6 @@ func (a *answering) runL3(ctx context.Context) bool {
 			return false // our cancellation, not a template failure
 		}
 		class := upstream.Classify(err)
-		a.fail(class)
 		a.e.m.request(TemplatesBackend, class)
 		a.e.log.Warn().Err(err).Str("question", a.req.ID).Dur("took", time.Since(began)).Msg("tiers: template match failed")
 		a.e.reportResult(L3, TemplatesBackend, class)
@@ -65,6 +64,6 @@ func (a *answering) runL3(ctx context.Context) bool {
 	}
 	a.begin(L3, m.ID, note)
 	a.delta(m.Answer)
-	a.end(reasonDone)
+	a.end(ReasonDone)
 	return true
 }

@@ -3,8 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -14,7 +12,9 @@ import (
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 

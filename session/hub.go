@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"github.com/poise-dev/poise/web/access"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/poise-dev/poise/web/access"
 )
 
 // Hub accepts WebSocket connections on /ws and creates, resumes and ends

@@ -2,9 +2,9 @@ package session
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/health"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/rs/zerolog"
 )
 

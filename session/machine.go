@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/level"
 
 	"github.com/looplab/fsm"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 )
 
 // FSM events: the `reason` of a level message. The health signals' events

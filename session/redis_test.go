@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"github.com/poise-dev/poise/tiers/level"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/poise-dev/poise/tiers/redistest"
 
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/redis/go-redis/v9"
 )
 

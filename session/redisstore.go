@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/health"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )

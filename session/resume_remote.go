@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/poise-dev/poise/tiers/level"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/rs/zerolog"
 )
 

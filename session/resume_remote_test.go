@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/level"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 )
 
 // twoNodes runs two hubs, as two Poise nodes, over one Redis. Each has its

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/level"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/rs/zerolog"
 )
 

@@ -2,13 +2,13 @@ package tiers
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 

@@ -2,7 +2,6 @@ package tiers
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"slices"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // allowance is a Budget over a fixed number of tokens per backend

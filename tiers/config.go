@@ -3,12 +3,13 @@ package tiers
 import (
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // Defaults for Config; a zero field means the default (see each field).

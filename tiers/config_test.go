@@ -1,9 +1,10 @@
 package tiers
 
 import (
-	"github.com/poise-dev/poise/tiers/upstream"
 	"strings"
 	"testing"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 func TestConfigDefaults(t *testing.T) {

@@ -3,8 +3,6 @@ package tiers
 import (
 	"bytes"
 	"context"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )

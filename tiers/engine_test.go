@@ -3,13 +3,13 @@ package tiers
 import (
 	"context"
 	"errors"
-	"github.com/poise-dev/poise/tiers/level"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"strings"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 func TestAnswerFromPrimary(t *testing.T) {

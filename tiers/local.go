@@ -2,9 +2,10 @@ package tiers
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"sync"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // runL2 asks the local model with the short prompt. The bulkhead

@@ -1,9 +1,9 @@
 package tiers
 
 import (
-	"github.com/poise-dev/poise/tiers/upstream"
 	"testing"
 
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )

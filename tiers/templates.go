@@ -2,8 +2,9 @@ package tiers
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // TemplatesBackend names template recall in health records, metrics and

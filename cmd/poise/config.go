@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/gateway"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net"
 	"os"
 	"path"
@@ -16,7 +14,9 @@ import (
 	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"go.yaml.in/yaml/v3"
 )
 

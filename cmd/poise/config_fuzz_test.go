@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/poise-dev/poise/tiers/gateway"
-	"github.com/poise-dev/poise/tiers/health"
 	"math"
 	"net"
 	"net/http"
@@ -16,6 +14,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/poise-dev/poise/tiers/gateway"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 )

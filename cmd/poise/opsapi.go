@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/poise-dev/poise/tiers/health"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health"
 )
 
 // maxTransitionsAPI bounds one transitions request.

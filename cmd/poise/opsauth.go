@@ -6,13 +6,14 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/poise-dev/poise/web/access"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/poise-dev/poise/web/access"
 )
 
 // Ops access. The operator endpoints (/ops, /ops/api/*, the -demo faults,

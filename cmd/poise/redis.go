@@ -7,13 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/health"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/poise-dev/poise/session"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"github.com/poise-dev/poise/tiers/gateway"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/level"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"time"
 
 	"context"
@@ -15,7 +11,11 @@ import (
 	"github.com/poise-dev/poise/asr"
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/gateway"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"

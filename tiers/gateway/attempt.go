@@ -3,9 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"github.com/poise-dev/poise/tiers/upstream"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // attemptResult is how one upstream request ended.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 

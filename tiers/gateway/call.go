@@ -3,12 +3,12 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 

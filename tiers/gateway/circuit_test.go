@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"github.com/poise-dev/poise/tiers/level"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // TestGatewayFlappingEndpointCircuit takes endpoint a down for a minute

@@ -3,12 +3,13 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // Defaults of Config; a zero field means the default.

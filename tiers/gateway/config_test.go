@@ -1,10 +1,10 @@
 package gateway
 
 import (
-	"github.com/poise-dev/poise/tiers/upstream"
 	"strings"
 	"testing"
 
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
-	"github.com/poise-dev/poise/web/access"
 	"io"
 	"maps"
 	"net/http"
@@ -14,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
+	"github.com/poise-dev/poise/web/access"
 	"github.com/rs/zerolog"
 )
 

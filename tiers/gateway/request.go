@@ -3,10 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"maps"
 	"net/http"
 	"strings"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // chatRequest is what the gateway reads of a client's chat request; every

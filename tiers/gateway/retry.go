@@ -2,13 +2,14 @@ package gateway
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/level"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // Cooldown bounds.

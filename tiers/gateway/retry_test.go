@@ -1,13 +1,13 @@
 package gateway
 
 import (
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // twoEndpoints keeps chain "chat" to a then b.

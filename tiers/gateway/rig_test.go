@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -17,6 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )

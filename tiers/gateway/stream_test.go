@@ -2,12 +2,12 @@ package gateway
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"strings"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // prefillB makes b continue cut answers, with the same reply as a so that

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // headerEndpoint names the gateway endpoint that answered (for a stream,

@@ -3,14 +3,14 @@ package health
 import (
 	"context"
 	"errors"
-	"github.com/poise-dev/poise/tiers/level"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )

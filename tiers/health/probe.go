@@ -6,12 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/poise-dev/poise/tiers/level"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // listTimeout bounds the model listing of a FirstTokenProbe.

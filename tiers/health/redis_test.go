@@ -2,13 +2,13 @@ package health
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/level"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/poise-dev/poise/tiers/redistest"
 
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/rs/zerolog"
 )
 

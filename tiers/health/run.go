@@ -2,11 +2,12 @@ package health
 
 import (
 	"context"
-	"github.com/poise-dev/poise/tiers/level"
 	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/level"
 )
 
 // Run probes every configured level (all its backends at once), and the

@@ -119,7 +119,7 @@ func classify(err error) *Error {
 func classifyAPI(ae *openai.Error, err error) *Error {
 	e := &Error{Status: ae.StatusCode, Code: ae.Code, Message: ae.Message, Err: err}
 	if ae.Response != nil {
-		e.RetryAfter, _ = ParseRetryAfter(ae.Response.Header, time.Now())
+		e.RetryAfter, _ = parseRetryAfter(ae.Response.Header, time.Now())
 	}
 	e.Class = classifyStatus(ae.StatusCode, ae.Code, ae.Type, ae.Message)
 	return e
@@ -241,10 +241,10 @@ func classifyTransport(err error) Class {
 	return ClassServer
 }
 
-// ParseRetryAfter reads how long the server asks us to wait:
+// parseRetryAfter reads how long the server asks us to wait:
 // "retry-after-ms" (OpenAI), then "Retry-After" in seconds or as an HTTP
 // date relative to now. ok is false when neither is present or valid.
-func ParseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
 			return time.Duration(f * float64(time.Millisecond)), true

@@ -155,9 +155,9 @@ func TestParseRetryAfter(t *testing.T) {
 			for k, v := range tc.header {
 				h.Set(k, v)
 			}
-			got, ok := ParseRetryAfter(h, now)
+			got, ok := parseRetryAfter(h, now)
 			if got != tc.want || ok != tc.ok {
-				t.Errorf("ParseRetryAfter = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
+				t.Errorf("parseRetryAfter = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
 			}
 		})
 	}

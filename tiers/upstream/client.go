@@ -25,12 +25,11 @@ const (
 	drainTimeout          = 250 * time.Millisecond // reading past the finish chunk
 )
 
-// DefaultStallMS is an endpoint's stall_ms when it sets none.
-const DefaultStallMS = 2000
+// defaultStallMS is an endpoint's stall_ms when it sets none.
+const defaultStallMS = 2000
 
 // Finish reasons of a stream.
 const (
-	FinishStop   = "stop"
 	FinishLength = "length"
 	FinishFilter = "content_filter"
 )
@@ -62,7 +61,7 @@ type Client struct {
 }
 
 // New returns a client for ep using hc (NewHTTPClient if nil). ep's zero
-// StallMS means DefaultStallMS.
+// StallMS means defaultStallMS.
 func New(ep Endpoint, hc *http.Client) *Client {
 	if hc == nil {
 		hc = NewHTTPClient()
@@ -78,7 +77,7 @@ func New(ep Endpoint, hc *http.Client) *Client {
 	)
 	stall := ep.StallMS
 	if stall == 0 {
-		stall = DefaultStallMS
+		stall = defaultStallMS
 	}
 	return &Client{ep: ep, api: api, stall: time.Duration(stall) * time.Millisecond}
 }

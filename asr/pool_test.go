@@ -9,7 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
@@ -22,8 +22,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // in-memory network. Build it inside a synctest bubble.
 type rig struct {
 	net     *vendorsim.MemNet
-	sims    []*vendorsim.Sim // whisper servers, whisper-0:80, whisper-1:80 ...
-	cloud   *vendorsim.Sim   // nil unless asked for
+	sims    []*vendorsim.Server // whisper servers, whisper-0:80, whisper-1:80 ...
+	cloud   *vendorsim.Server   // nil unless asked for
 	reg     *prometheus.Registry
 	metrics *Metrics
 	pool    *Pool

@@ -34,7 +34,6 @@ type (
 	}
 	answerDone struct {
 		gen uint64
-		out tiers.Outcome
 	}
 )
 
@@ -82,10 +81,10 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 		req.Retry, s.retryLevels = s.retryLevels, false
 	}
 	s.workers.Go(func() {
-		out := s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
+		s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{gen: gen, ev: ev})
 		})
-		s.post(ctx, answerDone{gen: gen, out: out})
+		s.post(ctx, answerDone{gen: gen})
 	})
 }
 
@@ -135,7 +134,7 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 	case tiers.EventStart:
 		q.started = true
 		q.stopSLA()
-		s.overBudget(q, a.ev.Level)
+		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
 			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note})
 	case tiers.EventDelta:
@@ -143,6 +142,9 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})
 		}
 	case tiers.EventEnd:
+		if !q.started {
+			s.overBudget(q, 0, a.ev.OverBudget) // the coach answers: say so if the budget is why
+		}
 		if q.started {
 			q.ended = true
 			s.send(&answerEndMsg{head: head{Type: "answer_end"}, ID: q.id, Reason: a.ev.Reason})
@@ -160,9 +162,6 @@ func (s *Session) onAnswerDone(a answerDone) {
 		return
 	}
 	q.stop()
-	if !q.started {
-		s.overBudget(q, 0) // the coach answers: say so if the budget is why
-	}
 	switch {
 	case !q.started && !q.coached:
 		s.sendCoach(q)

@@ -18,21 +18,20 @@ type scriptedAnswerer struct {
 	fail   bool
 }
 
-func (a scriptedAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) tiers.Outcome {
+func (a scriptedAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) {
 	select {
 	case <-time.After(a.delay):
 	case <-ctx.Done():
-		return tiers.Outcome{}
+		return
 	}
 	if a.fail {
-		return tiers.Outcome{}
+		return
 	}
 	emit(tiers.Event{Kind: tiers.EventStart, Level: req.Level, Source: "scripted"})
 	for _, tok := range a.tokens {
 		emit(tiers.Event{Kind: tiers.EventDelta, Text: tok})
 	}
 	emit(tiers.Event{Kind: tiers.EventEnd, Reason: endDone})
-	return tiers.Outcome{Answered: true, Level: req.Level, Source: "scripted"}
 }
 
 func TestCoachAnswersAtL4(t *testing.T) {
@@ -130,10 +129,9 @@ func TestSupersededAnswer(t *testing.T) {
 // question is cancelled.
 type blockingAnswerer struct{}
 
-func (blockingAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) tiers.Outcome {
+func (blockingAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) {
 	emit(tiers.Event{Kind: tiers.EventStart, Level: req.Level, Source: "blocking"})
 	<-ctx.Done()
-	return tiers.Outcome{Answered: true}
 }
 
 func TestCoachAfterLeavesDeliveryTime(t *testing.T) {

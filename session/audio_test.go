@@ -10,8 +10,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/asr"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 	"github.com/rs/zerolog"
 )
 
@@ -20,7 +20,7 @@ const spoken = "Tell me about a time you handled a conflict at work"
 // audioStack is a hub whose ASR pool points at vendorsim's whisper.cpp
 // /inference, with the coach answering, all on one in-memory network.
 // Build it inside a synctest bubble: the audio plays in fake time.
-func audioStack(t *testing.T) (*memServer, *vendorsim.Sim) {
+func audioStack(t *testing.T) (*memServer, *vendorsim.Server) {
 	t.Helper()
 	n := vendorsim.NewMemNet()
 	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{spoken}, InferenceDelay: 30 * time.Millisecond})

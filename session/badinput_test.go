@@ -238,7 +238,7 @@ type gatedAnswerer struct {
 	emitted, release chan struct{}
 }
 
-func (a gatedAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) tiers.Outcome {
+func (a gatedAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) {
 	emit(tiers.Event{Kind: tiers.EventStart, Level: req.Level, Source: "gated"})
 	if req.ID != "long" {
 		emit(tiers.Event{Kind: tiers.EventDelta, Text: "short"})
@@ -250,9 +250,8 @@ func (a gatedAnswerer) Answer(ctx context.Context, req tiers.Request, emit func(
 		select {
 		case <-a.release:
 		case <-ctx.Done():
-			return tiers.Outcome{}
+			return
 		}
 	}
 	emit(tiers.Event{Kind: tiers.EventEnd, Reason: endDone})
-	return tiers.Outcome{Answered: true, Level: req.Level, Source: "gated"}
 }

@@ -6,17 +6,19 @@ import (
 	"github.com/poise-dev/poise/tiers"
 )
 
-// Answerer answers one question, streaming its parts through emit. Answer
-// blocks until the answer is complete or ctx is done; emit is called from
-// Answer's goroutine. An Outcome that is not Answered means no source had
-// content, and the session shows the coach instead. tiers.Engine is the
-// production Answerer.
+// Answerer answers one question, streaming its parts through emit: the
+// events are the answer's whole story. Answer blocks until the answer is
+// complete or ctx is done; emit is called from Answer's goroutine. An
+// answer that never starts (a lone End with tiers.ReasonNone, or no event
+// at all) means no source had content, and the session shows the coach
+// instead. tiers.Engine is the production Answerer.
 type Answerer interface {
-	Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event)) tiers.Outcome
+	Answer(ctx context.Context, req tiers.Request, emit func(tiers.Event))
 }
 
 // Health tells sessions the highest level the shared health state supports
-// and when that may have changed. tiers.Health is the production Health.
+// and when that may have changed. tiers/health.Center is the production
+// Health.
 // Subscribe returns a channel of signals that the caller must stop reading
 // only after calling the returned cancel function.
 type Health interface {

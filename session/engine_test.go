@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/recall"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 
@@ -51,10 +53,10 @@ func (s *switchableTemplates) probe(ctx context.Context) error {
 // stack is a hub on a real engine with its simulated backends.
 type stack struct {
 	*testServer
-	a, b, local *vendorsim.Sim
+	a, b, local *vendorsim.Server
 	aURL        string // vendor-a's base URL
 	tpl         *switchableTemplates
-	health      *tiers.Health
+	health      *health.Center
 }
 
 type stackOptions struct {
@@ -69,7 +71,7 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := func() (*vendorsim.Sim, string) {
+	sim := func() (*vendorsim.Server, string) {
 		s := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond, FirstTokenDelay: 10 * time.Millisecond})
 		srv := httptest.NewServer(s)
 		t.Cleanup(func() { s.Close(); srv.Close() })
@@ -87,14 +89,22 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	cfg := tiers.Config{
 		SLAms:  1500,
 		Health: tiers.HealthConfig{IntervalMS: int(o.probeEvery / time.Millisecond), RecoverAfter: 3},
-		L1: tiers.L1Config{HedgeAfterMS: 100, FirstTokenTimeoutMS: 300, DownAfter: 3, DownWindowMS: 60000, Vendors: []tiers.Endpoint{
+		L1: tiers.L1Config{HedgeAfterMS: 100, FirstTokenTimeoutMS: 300, DownAfter: 3, DownWindowMS: 60000, Vendors: []upstream.Endpoint{
 			{Name: "vendor-a", BaseURL: aURL, APIKey: "k", Model: "model-a", LargerModel: o.largerA},
 			{Name: "vendor-b", BaseURL: bURL, APIKey: "k", Model: "model-b", Prefill: o.prefillB},
 		}},
 		L2: tiers.L2Config{Name: "local", BaseURL: localURL, Model: "local-model", TimeoutMS: 300, FailAfter: 5, FailWindowMS: 60000},
 	}
 	log := zerolog.Nop()
-	st.health = tiers.NewHealth(cfg, []tiers.Probe{{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: st.tpl.probe}}, log, nil)
+	hc := upstream.NewHTTPClient()
+	t.Cleanup(hc.CloseIdleConnections)
+	st.health = health.New(health.Config{IntervalMS: cfg.Health.IntervalMS, RecoverAfter: 3, L1DownAfter: 3, L1DownWindowMS: 60000,
+		L2FailAfter: 5, L2FailWindowMS: 60000}, []health.Probe{
+		health.HTTPProbe("vendor-a", tiers.L1, aURL, "k", hc),
+		health.HTTPProbe("vendor-b", tiers.L1, bURL, "k", hc),
+		health.FirstTokenProbe("local", tiers.L2, cfg.L2.Endpoint(), 300*time.Millisecond, hc),
+		{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: st.tpl.probe},
+	}, log, nil)
 	engine := tiers.NewEngine(cfg, st.health, st.tpl, log, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -273,7 +283,7 @@ func (c *client) askSeeing(q string, other func(msg)) (first msg, text, end stri
 func TestTemplatesAtL3(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	down := vendorsim.Fault{Status: 503, HealthDown: true}
-	for _, s := range []*vendorsim.Sim{st.a, st.b, st.local} {
+	for _, s := range []*vendorsim.Server{st.a, st.b, st.local} {
 		s.SetFault(vendorsim.AnyModel, down)
 	}
 	cases := []struct {

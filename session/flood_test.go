@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 )
 
 // Flood tests run the Hub over vendorsim's in-memory network inside a

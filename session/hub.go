@@ -14,7 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/session/quota"
-	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/web/access"
 )
 
 // Hub accepts WebSocket connections on /ws and creates, resumes and ends
@@ -106,7 +106,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the other: the reader by close, the writer by closing the socket.
 	var writer sync.WaitGroup
 	writer.Go(func() { c.writeLoop(h.ctx) })
-	h.serveConn(h.ctx, c, tiers.LocalRequest(r))
+	h.serveConn(h.ctx, c, access.Local(r))
 	c.close(websocket.StatusNormalClosure, "")
 	writer.Wait()
 }

@@ -5,8 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 )
 
 // These tests check that results are matched by generation, never by the
@@ -107,7 +107,7 @@ func TestReusedQuestionIDAtL4(t *testing.T) {
 	c, _ := ts.start(t, "en")
 	st.stalledAnswer(c, "x", bankQuestion)
 	down := vendorsim.Fault{Status: 503, HealthDown: true}
-	for _, s := range []*vendorsim.Sim{st.a, st.b, st.local} {
+	for _, s := range []*vendorsim.Server{st.a, st.b, st.local} {
 		s.SetFault(vendorsim.AnyModel, down)
 	}
 	st.tpl.broken.Store(true)

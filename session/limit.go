@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/poise-dev/poise/session/quota"
@@ -176,15 +175,11 @@ func (s *Session) questionLevel() tiers.Level {
 type tokenBudget struct {
 	l       *quota.Limiter
 	subject string
-	refused atomic.Bool
 }
 
 // Reserve implements tiers.Budget.
 func (b *tokenBudget) Reserve(ctx context.Context, backend string, tokens int) (func(int), bool) {
 	settle, v := b.l.ReserveTokens(ctx, b.subject, backend, tokens)
-	if !v.OK {
-		b.refused.Store(true)
-	}
 	return settle, v.OK
 }
 
@@ -197,11 +192,12 @@ func (s *Session) budget() *tokenBudget {
 	return &tokenBudget{l: s.hub.limiter, subject: s.subject}
 }
 
-// overBudget sends the token limit when budget refusals made q's answer
-// come from a lower level than the question's (level), or from the coach
-// (level 0): at its answer_start, or when it ends unanswered.
-func (s *Session) overBudget(q *question, level tiers.Level) {
-	if q.budget == nil || !q.budget.refused.Load() || (level != 0 && level <= q.level) {
+// overBudget sends the token limit when budget refusals (skipped, as the
+// answer's event tells them) made q's answer come from a lower level than
+// the question's (level), or from the coach (level 0): at its
+// answer_start, or when it ends unanswered.
+func (s *Session) overBudget(q *question, level tiers.Level, skipped []string) {
+	if q.budget == nil || len(skipped) == 0 || (level != 0 && level <= q.level) {
 		return
 	}
 	s.limitHit(limitTokens, quota.WindowEnd(s.cfg.Now(), quota.TokenWindow))

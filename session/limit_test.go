@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/asr"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/session/quota/quotatest"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/redistest"
-	"github.com/poise-dev/poise/tiers/vendorsim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
@@ -155,7 +155,7 @@ func TestTokenBudgetFallsToLowerLevel(t *testing.T) {
 	}
 	checkLimit(t, limits[0], limitTokens, "en", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	for _, sim := range []struct {
-		s     *vendorsim.Sim
+		s     *vendorsim.Server
 		model string
 	}{{ls.a, "model-a"}, {ls.b, "model-b"}} { // the local model's count has its health probes too
 		if n := sim.s.Counters(sim.model).Requests; n != 1 {

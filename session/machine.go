@@ -7,14 +7,16 @@ import (
 
 	"github.com/looplab/fsm"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 )
 
-// FSM events: the `reason` of a level message.
+// FSM events: the `reason` of a level message. The health signals' events
+// are package level's; the others are the session's own.
 const (
-	evVendorAllDown    = "vendor_all_down"
-	evLocalFailing     = "local_failing"
-	evTemplatesFailing = "templates_failing"
-	evRecovered        = "recovered"
+	evVendorAllDown    = level.VendorAllDown
+	evLocalFailing     = level.LocalFailing
+	evTemplatesFailing = level.TemplatesFailing
+	evRecovered        = level.Recovered
 	evReset            = "reset"
 	evHeartbeatLost    = "heartbeat_lost"
 	evRestore          = "restore"
@@ -25,22 +27,19 @@ const (
 // each destination has its own event; the reason sent is still "restore".
 func restoreTo(l tiers.Level) string { return evRestore + ":" + l.String() }
 
-var (
-	allLevels = []string{"L1", "L2", "L3", "L4"}
-	// downEvent is the event that leaves a level whose source failed.
-	downEvent = map[tiers.Level]string{tiers.L1: evVendorAllDown, tiers.L2: evLocalFailing, tiers.L3: evTemplatesFailing}
-)
+var allLevels = []string{"L1", "L2", "L3", "L4"}
 
 func machineEvents() fsm.Events {
 	ev := fsm.Events{
-		{Name: evVendorAllDown, Src: []string{"L1"}, Dst: "L2"},
-		{Name: evLocalFailing, Src: []string{"L2"}, Dst: "L3"},
-		{Name: evTemplatesFailing, Src: []string{"L3"}, Dst: "L4"},
-		{Name: evRecovered, Src: []string{"L2"}, Dst: "L1"},
-		{Name: evRecovered, Src: []string{"L3"}, Dst: "L2"},
-		{Name: evRecovered, Src: []string{"L4"}, Dst: "L3"},
 		{Name: evReset, Src: []string{"L2", "L3", "L4"}, Dst: "L1"},
 		{Name: evHeartbeatLost, Src: []string{"L1", "L2", "L3"}, Dst: "L4"},
+	}
+	// A level whose source fails steps down one level; a recovered level
+	// is climbed back to from the level below it.
+	for l := tiers.L1; l <= tiers.L3; l++ {
+		ev = append(ev,
+			fsm.EventDesc{Name: level.DownEvent(l), Src: []string{l.String()}, Dst: (l + 1).String()},
+			fsm.EventDesc{Name: evRecovered, Src: []string{(l + 1).String()}, Dst: l.String()})
 	}
 	for l := tiers.L1; l <= tiers.L4; l++ {
 		var src []string
@@ -67,7 +66,7 @@ func newMachine(start tiers.Level) *machine {
 
 // level returns the current level.
 func (m *machine) level() tiers.Level {
-	l, _ := tiers.ParseLevel(m.f.Current())
+	l, _ := level.Parse(m.f.Current())
 	return l
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/rs/zerolog"
 )
 
@@ -345,7 +346,7 @@ func (h *Hub) restore(st ResumeState, lastSeq uint64) (*Session, *protocolError)
 		return nil, refuse(codeResumeGap, "messages after seq %d are no longer kept; start a new session", lastSeq)
 	}
 	s := newSession(h, st.ID, st.Token, st.Subject, st.Profile, st.AutoAnswer)
-	level, ok := tiers.ParseLevel(st.Level)
+	level, ok := level.Parse(st.Level)
 	if !ok {
 		level = h.cfg.Health.Supported()
 	}

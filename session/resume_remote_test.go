@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 )
 
 // twoNodes runs two hubs, as two Poise nodes, over the Redis at url. Each
@@ -74,7 +75,7 @@ func expectStream(t *testing.T, c *client, want uint64, live string) {
 func TestResumeOnAnotherNode(t *testing.T) {
 	a, b, ha, hb, url := twoNodes(t)
 	c, w := a.start(t, "zh")
-	ha.set(tiers.L2, tiers.Signal{Event: tiers.SignalVendorAllDown, Level: tiers.L1})
+	ha.set(tiers.L2, tiers.Signal{Event: level.VendorAllDown, Level: tiers.L1})
 	c.readType("level")
 	hb.set(tiers.L2, tiers.Signal{}) // node b's health agrees (shared through Redis in production)
 	const sent, read = 200, 50
@@ -128,7 +129,7 @@ func TestResumeTakesOverALiveCopy(t *testing.T) {
 	}
 	// The old connection to a is not closed yet: a has not written since.
 	// Its next write (a level change) is refused, and its copy ends.
-	ha.set(tiers.L3, tiers.Signal{Event: tiers.SignalLocalFailing, Level: tiers.L2})
+	ha.set(tiers.L3, tiers.Signal{Event: level.LocalFailing, Level: tiers.L2})
 	expectClosed(t, c, closeReplaced)
 	eventually(t, "a's copy ended", func() bool { return a.hub.Len() == 0 })
 	ctx := t.Context()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/rs/zerolog"
 )
 
@@ -255,7 +256,7 @@ func (s *Session) onHealth(ctx context.Context, sig tiers.Signal) {
 	}
 	target := s.cfg.Health.Supported()
 	for cur := s.m.level(); cur < target; cur = s.m.level() {
-		if !s.transition(ctx, downEvent[cur]) {
+		if !s.transition(ctx, level.DownEvent(cur)) {
 			break
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/redistest"
 )
 
@@ -89,7 +90,7 @@ func TestRedisStoreKeys(t *testing.T) {
 	ts := newTestServer(t, Config{Health: health, Store: store, Resume: store, Node: "node-a"})
 	_, w := ts.start(t, "zh")
 	id := w.str("session_id")
-	health.set(tiers.L2, tiers.Signal{Event: tiers.SignalVendorAllDown, Level: tiers.L1})
+	health.set(tiers.L2, tiers.Signal{Event: level.VendorAllDown, Level: tiers.L1})
 
 	key := "poise:session:" + id
 	var h map[string]string

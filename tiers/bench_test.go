@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 
@@ -16,18 +18,18 @@ import (
 // known outage.
 func BenchmarkFallthrough(b *testing.B) {
 	cfg := Config{
-		L1: L1Config{Vendors: []Endpoint{
+		L1: L1Config{Vendors: []upstream.Endpoint{
 			{Name: "a", BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
 			{Name: "b", BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
 		}},
 		L2: L2Config{BaseURL: "http://127.0.0.1:9/v1", Model: "m"},
 	}
-	h := NewHealth(cfg, nil, zerolog.Nop(), nil)
+	h := health.New(health.Config{}, healthProbes(cfg)[:3], zerolog.Nop(), nil) // no templates probe: L3 is not judged
 	for range 3 {
 		h.ReportAllDown()
 	}
 	for range 5 {
-		h.ReportResult(L2, "local", ClassTimeout)
+		h.ReportResult(L2, "local", upstream.ClassTimeout)
 	}
 	if h.Supported() != L4 || !h.Down(L1) || !h.Down(L2) {
 		b.Fatalf("setup: L1 down %v, L2 down %v", h.Down(L1), h.Down(L2))
@@ -35,24 +37,17 @@ func BenchmarkFallthrough(b *testing.B) {
 	e := NewEngine(cfg, h, &fakeTemplates{}, zerolog.Nop(), nil)
 	defer e.Close()
 	req := Request{ID: "q", Question: "Tell me about a conflict.", Level: L1}
-	emit := func(Event) {}
+	var start Event
+	emit := func(ev Event) {
+		if ev.Kind == EventStart {
+			start = ev
+		}
+	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if out := e.Answer(ctx, req, emit); out.Level != L3 {
-			b.Fatalf("outcome %+v", out)
-		}
-	}
-}
-
-// BenchmarkSupported measures the level check a new session makes.
-func BenchmarkSupported(b *testing.B) {
-	h := NewHealth(Config{L1: L1Config{Vendors: []Endpoint{{Name: "a", BaseURL: "http://127.0.0.1:9/v1", Model: "m"}}}},
-		nil, zerolog.Nop(), nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		if h.Supported() != L1 {
-			b.Fatal("not L1")
+		if e.Answer(ctx, req, emit); start.Level != L3 {
+			b.Fatalf("start %+v", start)
 		}
 	}
 }
@@ -66,16 +61,24 @@ func BenchmarkAnswerL1(b *testing.B) {
 	defer srv.Close()
 	defer sim.Close()
 	sim.SetReply("m", "Situation, task, action and a measurable result in twelve short words.")
-	cfg := Config{L1: L1Config{Vendors: []Endpoint{{Name: "a", BaseURL: srv.URL + "/v1", Model: "m"}}}}
+	cfg := Config{L1: L1Config{Vendors: []upstream.Endpoint{{Name: "a", BaseURL: srv.URL + "/v1", Model: "m"}}}}
 	e := NewEngine(cfg, nil, nil, zerolog.Nop(), nil)
 	defer e.Close()
 	req := Request{ID: "q", Question: "Tell me about a conflict."}
-	emit := func(Event) {}
+	var start, end Event
+	emit := func(ev Event) {
+		switch ev.Kind {
+		case EventStart:
+			start = ev
+		case EventEnd:
+			end = ev
+		}
+	}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if out := e.Answer(ctx, req, emit); out.Level != L1 || out.Cut {
-			b.Fatalf("outcome %+v", out)
+		if e.Answer(ctx, req, emit); start.Level != L1 || end.Reason != ReasonDone {
+			b.Fatalf("start %+v, end %+v", start, end)
 		}
 	}
 }

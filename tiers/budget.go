@@ -1,8 +1,12 @@
 package tiers
 
 import (
+	"encoding/json"
+
 	"context"
 	"errors"
+	"github.com/openai/openai-go/v3"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"slices"
 )
 
@@ -42,10 +46,10 @@ func AttemptTokens(req Request, l Level) int {
 type spend func(res *result)
 
 // reserve asks the request's Budget for the tokens of call c on src. It
-// reports false, and notes src in the Outcome, when src is over budget;
+// reports false, and notes src for Event.OverBudget, when src is over budget;
 // otherwise the returned spend settles the reservation with what the
 // call used. Without a Budget every call may go and spend does nothing.
-func (a *answering) reserve(ctx context.Context, src *Source, c *call) (spend, bool) {
+func (a *answering) reserve(ctx context.Context, src *upstream.Client, c *call) (spend, bool) {
 	b := a.req.Budget
 	if b == nil {
 		return func(*result) {}, true
@@ -54,8 +58,8 @@ func (a *answering) reserve(ctx context.Context, src *Source, c *call) (spend, b
 	prompt := promptTokens(c.messages, c.prefill)
 	settle, ok := b.Reserve(ctx, src.Name(), prompt+int(c.maxTokens))
 	if !ok {
-		if !slices.Contains(a.out.OverBudget, src.Name()) {
-			a.out.OverBudget = append(a.out.OverBudget, src.Name())
+		if !slices.Contains(a.overBudget, src.Name()) {
+			a.overBudget = append(a.overBudget, src.Name())
 		}
 		a.e.log.Debug().Str("question", a.req.ID).Str("backend", src.Name()).Msg("tiers: backend over the token budget; skipped")
 		return nil, false
@@ -79,10 +83,31 @@ func usedTokens(prompt int, res result) int {
 	case !res.started && res.err != nil && res.err.Status != 0:
 		return 0
 	}
-	return prompt + estimateTokens(res.text)
+	return prompt + upstream.EstimateTokens(res.text)
 }
 
 // overBudget is the result of an attempt the Budget did not allow.
 func overBudget() result {
-	return result{err: &Error{Class: ClassCanceled, Err: ErrOverBudget}}
+	return result{err: &upstream.Error{Class: upstream.ClassCanceled, Err: ErrOverBudget}}
+}
+
+// promptTokens estimates the prompt of a call: its messages and, for a
+// continuation, the assistant prefill.
+func promptTokens(msgs []openai.ChatCompletionMessageParamUnion, prefill string) int {
+	n := 0
+	for _, m := range msgs {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			continue
+		}
+		var msg struct {
+			Content json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(raw, &msg)
+		n += upstream.MessageTokens(msg.Content)
+	}
+	if prefill != "" {
+		n += upstream.TextMessageTokens(prefill)
+	}
+	return n
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // allowance is a Budget over a fixed number of tokens per backend
@@ -109,7 +110,7 @@ func TestBudgetSkipsBackendsOverBudget(t *testing.T) {
 				if got := r.requests(t, name, "ok"); got > 1 {
 					t.Fatalf("%s counted %v requests", name, got)
 				}
-				for _, class := range []Class{ClassServer, ClassTimeout, ClassUnavailable, ClassRateLimited, ClassCanceled} {
+				for _, class := range []upstream.Class{upstream.ClassServer, upstream.ClassTimeout, upstream.ClassUnavailable, upstream.ClassRateLimited, upstream.ClassCanceled} {
 					if got := r.requests(t, name, string(class)); got != 0 {
 						t.Fatalf("the skipped %s counted a %s request", name, class)
 					}
@@ -133,7 +134,7 @@ func TestBudgetSettlesReportedUsage(t *testing.T) {
 	b := newAllowance(t, map[string]int{"a": 100000})
 	req := Request{Question: budgetQuestion, Budget: b}
 	a := r.ask(t, req)
-	if a.out.Source != "a" || a.end().Reason != reasonDone {
+	if a.out.Source != "a" || a.end().Reason != ReasonDone {
 		t.Fatalf("outcome %+v", a.out)
 	}
 	client := openai.NewClient(option.WithBaseURL(r.a.url), option.WithAPIKey("sk-a"), option.WithMaxRetries(0))
@@ -143,7 +144,7 @@ func TestBudgetSettlesReportedUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported := int(resp.Usage.TotalTokens)
-	estimated := promptTokens(BuildPrompt(req, false), "") + estimateTokens(a.text())
+	estimated := promptTokens(BuildPrompt(req, false), "") + upstream.EstimateTokens(a.text())
 	if reported == estimated {
 		t.Fatalf("the reported usage (%d) equals the estimate: this test cannot tell them apart", reported)
 	}
@@ -187,7 +188,7 @@ func TestBudgetOnContinuations(t *testing.T) {
 	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
 	b := newAllowance(t, map[string]int{"a": 100000, "b": 10})
 	a := r.ask(t, Request{Question: budgetQuestion, Budget: b})
-	if a.end().Reason != reasonCut || !slices.Contains(a.out.OverBudget, "b") {
+	if a.end().Reason != ReasonCut || !slices.Contains(a.out.OverBudget, "b") {
 		t.Fatalf("end %+v, outcome %+v; want a cut answer with b skipped", a.end(), a.out)
 	}
 	if n := r.b.sim.Counters(modelB).Requests; n != 0 {

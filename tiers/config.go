@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // Defaults for Config; a zero field means the default (see each field).
@@ -74,7 +76,7 @@ type L1Config struct {
 	DownWindowMS int `yaml:"down_window_ms"`
 	// Vendors are the L1 endpoints in priority order; none means L1 is not
 	// configured.
-	Vendors []Endpoint `yaml:"vendors"`
+	Vendors []upstream.Endpoint `yaml:"vendors"`
 }
 
 // L2Config configures the local model (key "l2"). An empty BaseURL means L2
@@ -108,27 +110,8 @@ type L2Config struct {
 	LargerModel string `yaml:"larger_model"`
 }
 
-// Endpoint is one OpenAI-compatible model server of L1.
-type Endpoint struct {
-	Name    string `yaml:"name"` // unique; names the backend in logs, metrics and health
-	BaseURL string `yaml:"base_url"`
-	APIKey  string `yaml:"api_key"` // never logged
-	Model   string `yaml:"model"`
-	// Prefill says the endpoint accepts the partial answer as a trailing
-	// assistant message and continues it, so it can finish a stream cut on
-	// another source (default false).
-	Prefill bool `yaml:"prefill"`
-	// LargerModel is the context_length fallback: a larger-window model of
-	// the same level on this endpoint, tried once instead of Model (default
-	// none: the next source is tried).
-	LargerModel string `yaml:"larger_model"`
-	// StallMS is the silence after the first token that counts as a stall
-	// (default 2000).
-	StallMS int `yaml:"stall_ms"`
-}
-
-// withDefaults returns c with every zero field set to its default.
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
 	c.SLAms = orDefault(c.SLAms, defaultSLAms)
 	c.Health.IntervalMS = orDefault(c.Health.IntervalMS, defaultHealthIntervalMS)
 	c.Health.RecoverAfter = orDefault(c.Health.RecoverAfter, defaultRecoverAfter)
@@ -139,7 +122,7 @@ func (c Config) withDefaults() Config {
 	c.L1.FirstTokenTimeoutMS = orDefault(c.L1.FirstTokenTimeoutMS, defaultFirstTokenTimeoutMS)
 	c.L1.DownAfter = orDefault(c.L1.DownAfter, defaultDownAfter)
 	c.L1.DownWindowMS = orDefault(c.L1.DownWindowMS, defaultDownWindowMS)
-	vendors := make([]Endpoint, len(c.L1.Vendors))
+	vendors := make([]upstream.Endpoint, len(c.L1.Vendors))
 	for i, v := range c.L1.Vendors {
 		v.StallMS = orDefault(v.StallMS, defaultStallMS)
 		vendors[i] = v
@@ -197,7 +180,7 @@ func (c Config) Validate() error {
 		names[v.Name] = key
 	}
 	if c.L2.BaseURL != "" {
-		l2 := c.withDefaults().L2
+		l2 := c.WithDefaults().L2
 		validateEndpoint("l2", l2.Name, l2.BaseURL, l2.Model, l2.StallMS, bad)
 		if prev, dup := names[l2.Name]; dup {
 			bad("l2.name", "%q is also the name of %s", l2.Name, prev)
@@ -224,8 +207,8 @@ func validateEndpoint(key, name, baseURL, model string, stallMS int, bad func(st
 // ms converts a millisecond config value to a duration.
 func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
-// endpoint returns L2 as an Endpoint so it shares the source code of L1.
-func (c L2Config) endpoint() Endpoint {
-	return Endpoint{Name: c.Name, BaseURL: c.BaseURL, APIKey: c.APIKey, Model: c.Model,
+// endpoint returns L2 as an upstream.Endpoint so it shares the source code of L1.
+func (c L2Config) Endpoint() upstream.Endpoint {
+	return upstream.Endpoint{Name: c.Name, BaseURL: c.BaseURL, APIKey: c.APIKey, Model: c.Model,
 		Prefill: c.Prefill, LargerModel: c.LargerModel, StallMS: c.StallMS}
 }

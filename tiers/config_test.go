@@ -3,10 +3,12 @@ package tiers
 import (
 	"strings"
 	"testing"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 func TestConfigDefaults(t *testing.T) {
-	c := Config{L1: L1Config{Vendors: []Endpoint{{Name: "a", BaseURL: "http://a/v1", Model: "m"}}}}.withDefaults()
+	c := Config{L1: L1Config{Vendors: []upstream.Endpoint{{Name: "a", BaseURL: "http://a/v1", Model: "m"}}}}.WithDefaults()
 	checks := []struct {
 		name      string
 		got, want int
@@ -34,28 +36,28 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("mode %q, l2 name %q; want hedge, local", c.L1.Mode, c.L2.Name)
 	}
 	// A set value is kept.
-	if got := (Config{SLAms: 50}).withDefaults().SLAms; got != 50 {
+	if got := (Config{SLAms: 50}).WithDefaults().SLAms; got != 50 {
 		t.Errorf("sla_ms 50 became %d", got)
 	}
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := Endpoint{Name: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"}
+	good := upstream.Endpoint{Name: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"}
 	tests := []struct {
 		name    string
 		cfg     Config
 		wantKey string // "" means valid
 	}{
 		{"zero is valid", Config{}, ""},
-		{"full", Config{L1: L1Config{Mode: ModeRace, Vendors: []Endpoint{good}},
+		{"full", Config{L1: L1Config{Mode: ModeRace, Vendors: []upstream.Endpoint{good}},
 			L2: L2Config{BaseURL: "http://127.0.0.1:8000/v1", Model: "qwen"}}, ""},
 		{"bad mode", Config{L1: L1Config{Mode: "fastest"}}, "l1.mode"},
 		{"negative sla", Config{SLAms: -1}, "sla_ms"},
 		{"negative window", Config{L1: L1Config{DownWindowMS: -5}}, "l1.down_window_ms"},
-		{"vendor without url", Config{L1: L1Config{Vendors: []Endpoint{good, {Name: "b", Model: "m"}}}}, "l1.vendors[1].base_url"},
-		{"vendor without model", Config{L1: L1Config{Vendors: []Endpoint{{Name: "b", BaseURL: "http://b"}}}}, "l1.vendors[0].model"},
-		{"duplicate names", Config{L1: L1Config{Vendors: []Endpoint{good, good}}}, "l1.vendors[1].name"},
-		{"l2 named like a vendor", Config{L1: L1Config{Vendors: []Endpoint{good}},
+		{"vendor without url", Config{L1: L1Config{Vendors: []upstream.Endpoint{good, {Name: "b", Model: "m"}}}}, "l1.vendors[1].base_url"},
+		{"vendor without model", Config{L1: L1Config{Vendors: []upstream.Endpoint{{Name: "b", BaseURL: "http://b"}}}}, "l1.vendors[0].model"},
+		{"duplicate names", Config{L1: L1Config{Vendors: []upstream.Endpoint{good, good}}}, "l1.vendors[1].name"},
+		{"l2 named like a vendor", Config{L1: L1Config{Vendors: []upstream.Endpoint{good}},
 			L2: L2Config{Name: "openai", BaseURL: "http://x", Model: "m"}}, "l2.name"},
 		{"l2 without model", Config{L2: L2Config{BaseURL: "http://x"}}, "l2.model"},
 	}

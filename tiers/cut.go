@@ -1,6 +1,10 @@
 package tiers
 
-import "context"
+import (
+	"context"
+
+	"github.com/poise-dev/poise/tiers/upstream"
+)
 
 // continueCut finishes an answer whose stream was cut after its first
 // token: it sends the partial answer as an assistant prefill to the next
@@ -18,28 +22,28 @@ func (a *answering) continueCut(ctx context.Context) {
 		}
 		a.account(cand.level, cand.src, res.err)
 		switch {
-		case res.err == nil && res.finish == finishLength:
-			a.end(reasonCut)
+		case res.err == nil && res.finish == upstream.FinishLength:
+			a.end(ReasonCut)
 			return
 		case res.err == nil:
 			a.e.log.Info().Str("question", a.req.ID).Str("backend", cand.src.Name()).Msg("tiers: cut answer continued")
-			a.end(reasonDone)
+			a.end(ReasonDone)
 			return
-		case res.err.Class == ClassRefused:
-			a.end(reasonCut)
+		case res.err.Class == upstream.ClassRefused:
+			a.end(ReasonCut)
 			return
-		case res.err.Class == ClassCanceled || ctx.Err() != nil:
+		case res.err.Class == upstream.ClassCanceled || ctx.Err() != nil:
 			return
 		}
 		// This source failed or was cut too: the next one continues from
 		// the longer prefix.
 	}
-	a.end(reasonCut)
+	a.end(ReasonCut)
 }
 
 // candidate is a source that may continue a cut answer.
 type candidate struct {
-	src   *Source
+	src   *upstream.Client
 	level Level
 }
 
@@ -47,7 +51,7 @@ type candidate struct {
 // accept a prefill, have not failed this question, and their level is
 // allowed for the question and not marked down.
 func (a *answering) continuations() []candidate {
-	if a.noModels || a.out.Refused {
+	if a.noModels || a.refused {
 		return nil
 	}
 	allowed := func(l Level) bool {
@@ -56,12 +60,12 @@ func (a *answering) continuations() []candidate {
 	var out []candidate
 	if allowed(L1) {
 		for _, v := range a.e.vendorOrder() {
-			if v.ep.Prefill && !a.failed[v.Name()] {
+			if v.Endpoint().Prefill && !a.failed[v.Name()] {
 				out = append(out, candidate{v, L1})
 			}
 		}
 	}
-	if l := a.e.local; l != nil && l.ep.Prefill && !a.failed[l.Name()] && allowed(L2) {
+	if l := a.e.local; l != nil && l.Endpoint().Prefill && !a.failed[l.Name()] && allowed(L2) {
 		out = append(out, candidate{l, L2})
 	}
 	return out
@@ -70,7 +74,7 @@ func (a *answering) continuations() []candidate {
 // continueOn asks src to continue the answer so far. ok is false when the
 // source could not be asked (a full bulkhead) or failed before producing
 // a token; such a failure has been accounted.
-func (a *answering) continueOn(ctx context.Context, src *Source, level Level) (result, bool) {
+func (a *answering) continueOn(ctx context.Context, src *upstream.Client, level Level) (result, bool) {
 	if level == L2 {
 		release, ok := a.e.acquireLocal()
 		if !ok {

@@ -1,5 +1,6 @@
-// Package tiers answers questions from the best healthy source: hedged
-// vendors (L1), the local model (L2) and template recall (L3), with error
-// classification, per-question fallthrough under a deadline, and the health
-// center that decides which levels sessions may use.
+// Package tiers is the answer engine: it answers a question from the best
+// healthy source — hedged vendors (L1), the local model (L2), template
+// recall (L3) — falling through within one question under the SLA budget
+// and the token budget, and tells each answer through its events. It
+// declares the health view it needs (Health); tiers/health provides it.
 package tiers

@@ -3,60 +3,42 @@ package tiers
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
-
-// End reasons of an answer stream.
-const (
-	reasonDone = "done"
-	reasonCut  = "cut"
-)
-
-// Outcome is how Answer ended. Answered false means nothing was shown: the
-// caller shows the coach card.
-type Outcome struct {
-	Answered bool   // a Start was emitted
-	Level    Level  // the level that answered
-	Source   string // the backend name or template id that answered
-	Class    Class  // the class of the last failure, if any
-	Refused  bool   // a provider refused (content filter or policy): show the coach, try no model
-	Cut      bool   // the answer ended with Reason "cut"
-	// OverBudget names the backends skipped because Request.Budget had no
-	// room for them (no health failure); the answer fell to the next
-	// source or level.
-	OverBudget []string
-}
 
 // Engine answers questions from the best healthy source, falling through
 // L1 → L2 → L3 within one question. Safe for concurrent use; one Engine
 // serves every session.
 type Engine struct {
 	cfg     Config
-	vendors []*Source     // L1, in priority order
-	local   *Source       // L2; nil when not configured
-	slots   chan struct{} // the L2 bulkhead: one token per local request in flight
-	tpl     Templates     // L3; nil when not configured
-	health  *Health       // nil: every configured level is usable
+	vendors []*upstream.Client // L1, in priority order
+	local   *upstream.Client   // L2; nil when not configured
+	slots   chan struct{}      // the L2 bulkhead: one token per local request in flight
+	tpl     Templates          // L3; nil when not configured
+	health  Health             // nil: every configured level is usable
 	hc      *http.Client
 	log     zerolog.Logger
 	m       *Metrics
 }
 
 // NewEngine returns an engine for cfg (zero fields mean their defaults).
-// health may be nil (no health decisions), tpl may be nil (no L3), m may
+// health may be nil (no health decisions; a nil *health.Center is not
+// nil here), tpl may be nil (no L3), m may
 // be nil (no metrics). All sources share one HTTP client.
-func NewEngine(cfg Config, health *Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
-	cfg = cfg.withDefaults()
-	hc := NewHTTPClient()
+func NewEngine(cfg Config, health Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
+	cfg = cfg.WithDefaults()
+	hc := upstream.NewHTTPClient()
 	e := &Engine{cfg: cfg, tpl: tpl, health: health, hc: hc, log: log, m: m}
 	for _, v := range cfg.L1.Vendors {
-		e.vendors = append(e.vendors, NewSource(v, hc))
+		e.vendors = append(e.vendors, upstream.New(v, hc))
 	}
 	if cfg.L2.BaseURL != "" {
-		e.local = NewSource(cfg.L2.endpoint(), hc)
+		e.local = upstream.New(cfg.L2.Endpoint(), hc)
 		e.slots = make(chan struct{}, cfg.L2.MaxInFlight)
 	}
 	return e
@@ -75,14 +57,18 @@ type answering struct {
 	start time.Time
 	sla   time.Time // start + sla_ms: the budget a Retry-After must fit in
 
-	out      Outcome
-	text     strings.Builder // every content token emitted so far
-	noModels bool            // a bad_request: no more model attempts
-	failed   map[string]bool // sources that failed (or were cut) this question
+	answered   bool            // Start was emitted
+	refused    bool            // a provider refused (content filter or policy): try no model
+	overBudget []string        // backends the Budget had no room for (Event.OverBudget)
+	text       strings.Builder // every content token emitted so far
+	noModels   bool            // a bad_request: no more model attempts
+	failed     map[string]bool // sources that failed (or were cut) this question
 }
 
 // Answer answers req, emitting Start, Deltas and End through emit on the
-// calling goroutine, and returns how it ended. It starts at req.Level and
+// calling goroutine: the events are the whole story of the answer, and
+// when no source had content, a lone End with ReasonNone tells it (the
+// caller shows the coach). It starts at req.Level and
 // falls through L1 → L2 → L3 as each fails before its first token,
 // skipping levels the health center marks down and levels that are not
 // configured. A stream cut after its first token continues on the next
@@ -92,32 +78,40 @@ type answering struct {
 // may let Answer finish. When ctx is done Answer stops every request and
 // returns promptly without emitting End; the caller knows why it
 // cancelled. Every goroutine Answer starts has returned when it returns.
-func (e *Engine) Answer(ctx context.Context, req Request, emit func(Event)) Outcome {
+func (e *Engine) Answer(ctx context.Context, req Request, emit func(Event)) {
+	a := e.answer(ctx, req, emit)
+	if !a.answered && ctx.Err() == nil {
+		emit(Event{Kind: EventEnd, Reason: ReasonNone, OverBudget: a.overBudget})
+	}
+}
+
+// answer runs the levels of one Answer call.
+func (e *Engine) answer(ctx context.Context, req Request, emit func(Event)) *answering {
 	now := time.Now()
 	a := &answering{e: e, req: req, emit: emit, start: now, sla: now.Add(ms(e.cfg.SLAms)),
 		failed: map[string]bool{}}
 	level := max(req.Level, L1)
 	if level <= L1 && a.usable(L1) {
 		if a.runL1(ctx) {
-			return a.out
+			return a
 		}
 	}
 	if level <= L2 && a.usable(L2) {
 		if a.runL2(ctx) {
-			return a.out
+			return a
 		}
 	}
 	if level <= L3 && a.usable(L3) && ctx.Err() == nil {
 		a.runL3(ctx)
 	}
-	return a.out
+	return a
 }
 
 // usable reports whether level l is configured, allowed after a
 // bad_request, and not marked down by the health center (unless the
 // request asks to retry every level).
 func (a *answering) usable(l Level) bool {
-	if a.out.Refused || a.out.Answered {
+	if a.refused || a.answered {
 		return false
 	}
 	switch l {
@@ -139,12 +133,12 @@ func (a *answering) usable(l Level) bool {
 
 // begin emits Start once, when the first useful content exists.
 func (a *answering) begin(l Level, source, note string) {
-	if a.out.Answered {
+	if a.answered {
 		return
 	}
-	a.out.Answered, a.out.Level, a.out.Source = true, l, source
+	a.answered = true
 	a.e.m.observeFirstContent(l, time.Since(a.start).Seconds())
-	a.emit(Event{Kind: EventStart, Level: l, Source: source, Note: note})
+	a.emit(Event{Kind: EventStart, Level: l, Source: source, Note: note, OverBudget: slices.Clone(a.overBudget)})
 }
 
 // delta emits one piece of content.
@@ -155,15 +149,7 @@ func (a *answering) delta(text string) {
 
 // end emits End.
 func (a *answering) end(reason string) {
-	a.out.Cut = reason == reasonCut
-	a.emit(Event{Kind: EventEnd, Reason: reason})
-}
-
-// fail notes the class of a failure for the Outcome.
-func (a *answering) fail(c Class) {
-	if c != ClassNone && c != ClassCanceled {
-		a.out.Class = c
-	}
+	a.emit(Event{Kind: EventEnd, Reason: reason, OverBudget: slices.Clone(a.overBudget)})
 }
 
 // fits reports whether waiting d still leaves the retry, and as long again
@@ -184,16 +170,16 @@ func (a *answering) fits(ctx context.Context, d time.Duration) bool {
 // finish ends an answer whose source produced its first token and then
 // ended with res: done, cut by our own token limit, refused part-way, or
 // broken (continued elsewhere if possible, else cut).
-func (a *answering) finish(ctx context.Context, level Level, src *Source, res result) {
+func (a *answering) finish(ctx context.Context, level Level, src *upstream.Client, res result) {
 	a.account(level, src, res.err)
 	switch {
-	case res.err == nil && res.finish == finishLength:
-		a.end(reasonCut) // our own token limit: honest, but not complete
+	case res.err == nil && res.finish == upstream.FinishLength:
+		a.end(ReasonCut) // our own token limit: honest, but not complete
 	case res.err == nil:
-		a.end(reasonDone)
-	case res.err.Class == ClassRefused:
-		a.end(reasonCut)
-	case res.err.Class == ClassCanceled || ctx.Err() != nil:
+		a.end(ReasonDone)
+	case res.err.Class == upstream.ClassRefused:
+		a.end(ReasonCut)
+	case res.err.Class == upstream.ClassCanceled || ctx.Err() != nil:
 		// The caller cancelled: no End, see Answer.
 	default:
 		a.continueCut(ctx)
@@ -201,7 +187,7 @@ func (a *answering) finish(ctx context.Context, level Level, src *Source, res re
 }
 
 // reportResult counts one request's end in metrics and health.
-func (e *Engine) reportResult(l Level, backend string, c Class) {
+func (e *Engine) reportResult(l Level, backend string, c upstream.Class) {
 	if e.health != nil {
 		e.health.ReportResult(l, backend, c)
 	}
@@ -209,14 +195,14 @@ func (e *Engine) reportResult(l Level, backend string, c Class) {
 
 // logFailure logs one failed request once; bad_request is our bug and is
 // logged as an error with the provider's code and message.
-func (e *Engine) logFailure(req Request, src string, err *Error) {
+func (e *Engine) logFailure(req Request, src string, err *upstream.Error) {
 	ev := e.log.Debug()
 	switch err.Class {
-	case ClassBadRequest:
+	case upstream.ClassBadRequest:
 		ev = e.log.Error()
-	case ClassCanceled:
+	case upstream.ClassCanceled:
 		return
-	case ClassRefused:
+	case upstream.ClassRefused:
 		ev = e.log.Info()
 	}
 	ev.Str("question", req.ID).Str("backend", src).Str("class", string(err.Class)).

@@ -7,13 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 func TestAnswerFromPrimary(t *testing.T) {
 	r := newRig(t, nil)
 	a := r.ask(t, Request{})
-	if !a.out.Answered || a.out.Level != L1 || a.out.Source != "a" || a.end().Reason != reasonDone {
+	if !a.out.Answered || a.out.Level != L1 || a.out.Source != "a" || a.end().Reason != ReasonDone {
 		t.Fatalf("outcome %+v, end %+v; want L1 from a, done", a.out, a.end())
 	}
 	if a.text() != replyText {
@@ -36,31 +38,28 @@ func TestPrimaryFaultsFallToBackup(t *testing.T) {
 	tests := []struct {
 		name  string
 		fault vendorsim.Fault
-		class Class
+		class upstream.Class
 	}{
-		{"429 rate_limited without Retry-After", vendorsim.Fault{Status: 429}, ClassRateLimited},
-		{"429 Retry-After beyond the budget", vendorsim.Fault{Status: 429, RetryAfter: "30"}, ClassRateLimited},
-		{"500 server", vendorsim.Fault{Status: 500}, ClassServer},
-		{"503 server", vendorsim.Fault{Status: 503}, ClassServer},
-		{"reset before headers: server", vendorsim.Fault{ResetBeforeHeaders: true}, ClassServer},
-		{"malformed first chunk: server", vendorsim.Fault{MalformedAt: 1}, ClassServer},
-		{"no answer: timeout", vendorsim.Fault{NoAnswer: true}, ClassTimeout},
-		{"slow first token: timeout", vendorsim.Fault{FirstTokenDelayMS: 2000}, ClassTimeout},
-		{"404 model_not_found: unavailable", vendorsim.Fault{Status: 404}, ClassUnavailable},
-		{"402 billing: unavailable", vendorsim.Fault{Status: 402}, ClassUnavailable},
-		{"429 insufficient_quota: unavailable", vendorsim.Fault{Status: 429, Code: "insufficient_quota"}, ClassUnavailable},
-		{"context_length without a larger model", vendorsim.Fault{Status: 400, Code: "context_length_exceeded"}, ClassContextLength},
+		{"429 rate_limited without Retry-After", vendorsim.Fault{Status: 429}, upstream.ClassRateLimited},
+		{"429 Retry-After beyond the budget", vendorsim.Fault{Status: 429, RetryAfter: "30"}, upstream.ClassRateLimited},
+		{"500 server", vendorsim.Fault{Status: 500}, upstream.ClassServer},
+		{"503 server", vendorsim.Fault{Status: 503}, upstream.ClassServer},
+		{"reset before headers: server", vendorsim.Fault{ResetBeforeHeaders: true}, upstream.ClassServer},
+		{"malformed first chunk: server", vendorsim.Fault{MalformedAt: 1}, upstream.ClassServer},
+		{"no answer: timeout", vendorsim.Fault{NoAnswer: true}, upstream.ClassTimeout},
+		{"slow first token: timeout", vendorsim.Fault{FirstTokenDelayMS: 2000}, upstream.ClassTimeout},
+		{"404 model_not_found: unavailable", vendorsim.Fault{Status: 404}, upstream.ClassUnavailable},
+		{"402 billing: unavailable", vendorsim.Fault{Status: 402}, upstream.ClassUnavailable},
+		{"429 insufficient_quota: unavailable", vendorsim.Fault{Status: 429, Code: "insufficient_quota"}, upstream.ClassUnavailable},
+		{"context_length without a larger model", vendorsim.Fault{Status: 400, Code: "context_length_exceeded"}, upstream.ClassContextLength},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, nil)
 			r.a.sim.SetFault(modelA, tc.fault)
 			a := r.ask(t, Request{})
-			if a.out.Source != "b" || a.out.Level != L1 || a.end().Reason != reasonDone || a.text() != replyText {
+			if a.out.Source != "b" || a.out.Level != L1 || a.end().Reason != ReasonDone || a.text() != replyText {
 				t.Fatalf("outcome %+v, end %+v, text %q; want L1 from b, done, full text", a.out, a.end(), a.text())
-			}
-			if a.out.Class != tc.class {
-				t.Fatalf("Outcome.Class = %q, want %q", a.out.Class, tc.class)
 			}
 			if got := r.requests(t, "a", string(tc.class)); got != 1 {
 				t.Fatalf("requests{a,%s} = %v, want 1", tc.class, got)
@@ -100,7 +99,7 @@ func TestRefusedTriesNoOtherModel(t *testing.T) {
 			r := newRig(t, nil)
 			r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: code})
 			a := r.ask(t, Request{})
-			if a.out.Answered || !a.out.Refused || a.out.Class != ClassRefused {
+			if a.out.Answered || r.requests(t, "a", "refused") != 1 {
 				t.Fatalf("outcome %+v; want refused, not answered (the session shows the coach)", a.out)
 			}
 			if b, l := r.b.sim.Counters(modelB).Requests, r.local.sim.Counters(modelLocal).Requests; b+l != 0 {
@@ -117,7 +116,7 @@ func TestFilterFinishAfterFirstTokenEndsCut(t *testing.T) {
 	r := newRig(t, nil)
 	r.a.sim.SetFault(modelA, vendorsim.Fault{FilterFinish: true})
 	a := r.ask(t, Request{})
-	if !a.out.Answered || !a.out.Refused || a.end().Reason != reasonCut {
+	if !a.out.Answered || r.requests(t, "a", "refused") != 1 || a.end().Reason != ReasonCut {
 		t.Fatalf("outcome %+v, end %+v; want answered, refused, cut", a.out, a.end())
 	}
 	if got := r.b.sim.Counters(modelB).Requests; got != 0 {
@@ -129,7 +128,7 @@ func TestBadRequestStopsModelsButTemplatesAnswer(t *testing.T) {
 	r := newRig(t, nil)
 	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "invalid_value"})
 	a := r.ask(t, Request{Profile: Profile{Lang: "en", Seniority: "mid"}})
-	if !a.out.Answered || a.out.Level != L3 || a.out.Source != tplID || a.out.Class != ClassBadRequest {
+	if !a.out.Answered || a.out.Level != L3 || a.out.Source != tplID || r.requests(t, "a", "bad_request") != 1 {
 		t.Fatalf("outcome %+v; want L3 from %s after a bad_request", a.out, tplID)
 	}
 	if a.start().Note != templateNoteEN {
@@ -168,7 +167,7 @@ func TestCutContinuesOnPrefillSource(t *testing.T) {
 			})
 			r.a.sim.SetFault(modelA, tc.fault)
 			a := r.ask(t, Request{})
-			if a.out.Source != "a" || a.end().Reason != reasonDone || a.out.Class != ClassCut {
+			if a.out.Source != "a" || a.end().Reason != ReasonDone || r.requests(t, "a", "cut") != 1 {
 				t.Fatalf("outcome %+v, end %+v; want started by a, continued to done, class cut", a.out, a.end())
 			}
 			if a.text() != replyText {
@@ -186,7 +185,7 @@ func TestCutWithoutPrefillSourceEndsCut(t *testing.T) {
 	r := newRig(t, nil) // no source accepts a prefill
 	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
 	a := r.ask(t, Request{})
-	if a.out.Source != "a" || a.end().Reason != reasonCut || !a.out.Cut {
+	if a.out.Source != "a" || a.end().Reason != ReasonCut || !a.out.Cut {
 		t.Fatalf("outcome %+v, end %+v; want cut", a.out, a.end())
 	}
 	if got := a.text(); got == "" || len(got) >= len(replyText) || !strings.HasPrefix(replyText, got) {
@@ -201,7 +200,7 @@ func TestNoDoneIsComplete(t *testing.T) {
 	r := newRig(t, nil)
 	r.a.sim.SetFault(modelA, vendorsim.Fault{NoDone: true})
 	a := r.ask(t, Request{})
-	if a.out.Source != "a" || a.end().Reason != reasonDone || a.text() != replyText {
+	if a.out.Source != "a" || a.end().Reason != ReasonDone || a.text() != replyText {
 		t.Fatalf("outcome %+v, end %+v, text %q; want a complete answer from a", a.out, a.end(), a.text())
 	}
 }
@@ -253,7 +252,7 @@ func TestLocalTimeoutFallsToTemplates(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.L1.Vendors = nil })
 	r.local.sim.SetFault(modelLocal, vendorsim.Fault{NoAnswer: true})
 	a := r.ask(t, Request{Question: "说说你和同事发生冲突的经历", Profile: Profile{Lang: "zh"}})
-	if a.out.Level != L3 || a.out.Source != tplID || a.out.Class != ClassTimeout {
+	if a.out.Level != L3 || a.out.Source != tplID || r.requests(t, "local", "timeout") != 1 {
 		t.Fatalf("outcome %+v; want L3 after the local timeout", a.out)
 	}
 	if a.start().Note != templateNoteZH {
@@ -294,7 +293,7 @@ func TestNothingAnswersMeansCoach(t *testing.T) {
 	r.local.sim.SetFault(modelLocal, vendorsim.Fault{Status: 503})
 	r.tpl.miss = true
 	a := r.ask(t, Request{})
-	if a.out.Answered || a.out.Class != ClassServer {
+	if a.out.Answered || r.requests(t, "local", "server") != 1 {
 		t.Fatalf("outcome %+v; want not answered (coach), last class server", a.out)
 	}
 }
@@ -306,7 +305,7 @@ func TestTemplateErrorTakesL3Down(t *testing.T) {
 	if a.out.Answered {
 		t.Fatalf("outcome %+v; want not answered", a.out)
 	}
-	if got := r.nextSignal(t); got != (Signal{Event: SignalTemplatesFailing, Level: L3}) {
+	if got := r.nextSignal(t); got != (Signal{Event: level.TemplatesFailing, Level: L3}) {
 		t.Fatalf("signal %+v, want templates_failing", got)
 	}
 	if r.health.Supported() != L4 {
@@ -340,7 +339,7 @@ func TestLiveAllDownEventsTakeL1Down(t *testing.T) {
 			t.Fatalf("question %d: outcome %+v; want L2", i+1, a.out)
 		}
 	}
-	if got := r.nextSignal(t); got != (Signal{Event: SignalVendorAllDown, Level: L1}) {
+	if got := r.nextSignal(t); got != (Signal{Event: level.VendorAllDown, Level: L1}) {
 		t.Fatalf("signal %+v, want vendor_all_down", got)
 	}
 	if got := r.health.Supported(); got != L2 {
@@ -380,7 +379,7 @@ func TestLocalTimeoutsTakeL2Down(t *testing.T) {
 			t.Fatalf("question %d: outcome %+v; want L3", i+1, a.out)
 		}
 	}
-	if got := r.nextSignal(t); got != (Signal{Event: SignalLocalFailing, Level: L2}) {
+	if got := r.nextSignal(t); got != (Signal{Event: level.LocalFailing, Level: L2}) {
 		t.Fatalf("signal %+v, want local_failing", got)
 	}
 	before := r.local.sim.Counters(modelLocal).Requests
@@ -449,7 +448,7 @@ func TestHTTPProbesFollowVendorHealth(t *testing.T) {
 	for range 3 {
 		round()
 	}
-	if got := r.nextSignal(t); got != (Signal{Event: SignalVendorAllDown, Level: L1}) {
+	if got := r.nextSignal(t); got != (Signal{Event: level.VendorAllDown, Level: L1}) {
 		t.Fatalf("signal %+v, want vendor_all_down", got)
 	}
 	if got := r.health.Supported(); got != L2 {
@@ -462,7 +461,7 @@ func TestHTTPProbesFollowVendorHealth(t *testing.T) {
 	for range 3 {
 		round()
 	}
-	if got := r.nextSignal(t); got != (Signal{Event: SignalRecovered, Level: L1}) {
+	if got := r.nextSignal(t); got != (Signal{Event: level.Recovered, Level: L1}) {
 		t.Fatalf("signal %+v, want recovered", got)
 	}
 	if r.health.BackendUp("b") {

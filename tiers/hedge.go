@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // maxAttemptsPerVendor bounds the L1 attempts on one vendor per question:
@@ -13,7 +15,7 @@ const maxAttemptsPerVendor = 3
 
 // attempt is one L1 request in flight.
 type attempt struct {
-	src    *Source
+	src    *upstream.Client
 	model  string
 	delay  time.Duration // a Retry-After wait before the request
 	cancel context.CancelFunc
@@ -33,9 +35,9 @@ type doneMsg struct {
 // the attempt goroutines talk to it only through tokens and done.
 type hedge struct {
 	a          *answering
-	ctx        context.Context // cancelled when the hedge ends
-	order      []*Source       // vendors, the ones the health center marks down last
-	next       int             // index in order of the next vendor to launch
+	ctx        context.Context    // cancelled when the hedge ends
+	order      []*upstream.Client // vendors, the ones the health center marks down last
+	next       int                // index in order of the next vendor to launch
 	firstToken time.Duration
 
 	tokens chan tokenMsg // unbuffered: a loser's send gives up when its ctx is done
@@ -73,21 +75,20 @@ func (a *answering) runL1(ctx context.Context) bool {
 		return true
 	case !h.stop && len(h.failedCount) == n:
 		a.e.log.Warn().Str("question", a.req.ID).Msg("tiers: every L1 vendor failed")
+		a.e.m.allDownOne()
 		if a.e.health != nil {
 			a.e.health.ReportAllDown()
-		} else {
-			a.e.m.allDownOne()
 		}
 	}
-	return a.out.Refused
+	return a.refused
 }
 
 // vendorOrder is the L1 vendors in priority order, the ones the health
 // center marks down moved last, so a known outage costs no hedge delay.
-func (e *Engine) vendorOrder() []*Source {
+func (e *Engine) vendorOrder() []*upstream.Client {
 	order := slices.Clone(e.vendors)
 	if e.health != nil {
-		slices.SortStableFunc(order, func(x, y *Source) int {
+		slices.SortStableFunc(order, func(x, y *upstream.Client) int {
 			return boolRank(!e.health.BackendUp(x.Name())) - boolRank(!e.health.BackendUp(y.Name()))
 		})
 	}
@@ -164,7 +165,7 @@ func (h *hedge) win(at *attempt) {
 func (h *hedge) failed(at *attempt, res result) {
 	err := res.err
 	if err == nil { // cannot happen: stream reports an empty answer as an error
-		err = &Error{Class: ClassServer, Message: "no answer"}
+		err = &upstream.Error{Class: upstream.ClassServer, Message: "no answer"}
 	}
 	name := at.src.Name()
 	h.a.account(L1, at.src, err)
@@ -172,15 +173,15 @@ func (h *hedge) failed(at *attempt, res result) {
 		h.failedCount[name] = true
 	}
 	switch c := err.Class; {
-	case c == ClassCanceled:
-	case c == ClassRefused, c == ClassBadRequest:
+	case c == upstream.ClassCanceled:
+	case c == upstream.ClassRefused, c == upstream.ClassBadRequest:
 		h.stop = true
-	case c == ClassContextLength && at.src.ep.LargerModel != "" && !h.largerUsed[name]:
+	case c == upstream.ClassContextLength && at.src.Endpoint().LargerModel != "" && !h.largerUsed[name]:
 		h.largerUsed[name] = true
-		if !h.launch(at.src, at.src.ep.LargerModel, 0) {
+		if !h.launch(at.src, at.src.Endpoint().LargerModel, 0) {
 			h.launchNext() // the larger model is over budget
 		}
-	case c == ClassRateLimited && !h.retried[name] && h.a.fits(h.ctx, err.RetryAfter):
+	case c == upstream.ClassRateLimited && !h.retried[name] && h.a.fits(h.ctx, err.RetryAfter):
 		h.retried[name] = true
 		h.launch(at.src, at.model, err.RetryAfter)
 		h.launchNext() // the backup need not wait for the primary's Retry-After
@@ -195,7 +196,7 @@ func (h *hedge) launchNext() bool {
 	for !h.stop && h.winner == nil && h.next < len(h.order) {
 		src := h.order[h.next]
 		h.next++
-		if h.launch(src, src.ep.Model, 0) {
+		if h.launch(src, src.Endpoint().Model, 0) {
 			return true
 		}
 	}
@@ -206,7 +207,7 @@ func (h *hedge) launchNext() bool {
 // reports false, launching nothing, when the Budget has no room for it.
 // Each attempt settles its own reservation, so a hedged question counts
 // both attempts, the loser's included.
-func (h *hedge) launch(src *Source, model string, delay time.Duration) bool {
+func (h *hedge) launch(src *upstream.Client, model string, delay time.Duration) bool {
 	c := call{messages: BuildPrompt(h.a.req, false), model: model, firstToken: h.firstToken, maxTokens: maxTokensFull}
 	spent, ok := h.a.reserve(h.ctx, src, &c)
 	if !ok {
@@ -219,10 +220,10 @@ func (h *hedge) launch(src *Source, model string, delay time.Duration) bool {
 		defer cancel()
 		if !sleepCtx(actx, delay) {
 			spent(nil)
-			h.done <- doneMsg{at: at, res: result{err: &Error{Class: ClassCanceled, Err: actx.Err()}}}
+			h.done <- doneMsg{at: at, res: result{err: &upstream.Error{Class: upstream.ClassCanceled, Err: actx.Err()}}}
 			return
 		}
-		res := src.stream(actx, c, func(tok string) bool {
+		res := stream(actx, src, c, func(tok string) bool {
 			select {
 			case h.tokens <- tokenMsg{at: at, text: tok}:
 				return true

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // TestHedgeBackupBeatsSlowPrimary: the primary's first token would come at
@@ -49,7 +49,7 @@ func TestHedgeBackupBeatsSlowPrimary(t *testing.T) {
 	if !<-orderChecked {
 		t.Fatal("the backup was asked before the primary")
 	}
-	if a.out.Source != "b" || a.text() != replyText || a.end().Reason != reasonDone {
+	if a.out.Source != "b" || a.text() != replyText || a.end().Reason != ReasonDone {
 		t.Fatalf("outcome %+v, end %+v; want the backup's complete answer\nlogs: %s", a.out, a.end(), r.logs)
 	}
 	// Lower bound only: the backup cannot answer before hedge_after plus

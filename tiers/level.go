@@ -1,37 +1,20 @@
 package tiers
 
-import "fmt"
+import "github.com/poise-dev/poise/tiers/level"
 
-// Level is an answer level: L1 hedged vendors, L2 the local model, L3
-// template recall, L4 the static coach. A lower number is a better level.
-type Level int
+// Level is an answer level (see package level); the engine's requests and
+// events carry it.
+type Level = level.Level
 
-// NoLevel is the level of a backend that serves no answer level (a
-// gateway endpoint): the health center tracks it as a backend only.
-const NoLevel Level = 0
-
-// The four answer levels of DESIGN.md.
+// The answer levels, as the engine's callers name them.
 const (
-	L1 Level = 1 + iota
-	L2
-	L3
-	L4
+	NoLevel = level.None
+	L1      = level.L1
+	L2      = level.L2
+	L3      = level.L3
+	L4      = level.L4
 )
 
-// String returns "L1".."L4"; the FSM state names and the wire format use it.
-func (l Level) String() string {
-	if l < L1 || l > L4 {
-		return fmt.Sprintf("L?%d", int(l))
-	}
-	return fmt.Sprintf("L%d", int(l))
-}
-
-// ParseLevel parses "L1".."L4".
-func ParseLevel(s string) (Level, bool) {
-	for l := L1; l <= L4; l++ {
-		if l.String() == s {
-			return l, true
-		}
-	}
-	return 0, false
-}
+// Signal is a level-driving event of the health center (see package
+// level); sessions receive them.
+type Signal = level.Signal

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // runL2 asks the local model with the short prompt. The bulkhead
@@ -24,7 +26,7 @@ func (a *answering) runL2(ctx context.Context) bool {
 		a.finish(ctx, L2, src, res)
 		return true
 	}
-	return a.out.Refused || ctx.Err() != nil
+	return a.refused || ctx.Err() != nil
 }
 
 // acquireLocal takes a slot of the local model's bulkhead without
@@ -44,8 +46,8 @@ func (e *Engine) acquireLocal() (release func(), ok bool) {
 // handles alone: context_length moves to its larger model once, and a 429
 // whose Retry-After fits the budget is retried once. prefill continues a
 // cut answer. It returns the last result; a failure has been accounted.
-func (a *answering) try(ctx context.Context, src *Source, level Level, prefill string) result {
-	c := call{messages: BuildPrompt(a.req, level == L2), model: src.ep.Model, prefill: prefill,
+func (a *answering) try(ctx context.Context, src *upstream.Client, level Level, prefill string) result {
+	c := call{messages: BuildPrompt(a.req, level == L2), model: src.Endpoint().Model, prefill: prefill,
 		firstToken: a.e.firstToken(level), maxTokens: maxTokensFull}
 	if level == L2 {
 		c.maxTokens = maxTokensShort
@@ -56,7 +58,7 @@ func (a *answering) try(ctx context.Context, src *Source, level Level, prefill s
 		if !ok {
 			return overBudget() // not accounted: no failure of the backend
 		}
-		res := src.stream(ctx, c, func(tok string) bool {
+		res := stream(ctx, src, c, func(tok string) bool {
 			a.begin(level, src.Name(), "")
 			a.delta(tok)
 			return ctx.Err() == nil
@@ -67,12 +69,12 @@ func (a *answering) try(ctx context.Context, src *Source, level Level, prefill s
 		}
 		a.account(level, src, res.err)
 		switch err := res.err; {
-		case err.Class == ClassContextLength && src.ep.LargerModel != "" && !larger:
-			larger, c.model = true, src.ep.LargerModel
-		case err.Class == ClassRateLimited && !retried && a.fits(ctx, err.RetryAfter):
+		case err.Class == upstream.ClassContextLength && src.Endpoint().LargerModel != "" && !larger:
+			larger, c.model = true, src.Endpoint().LargerModel
+		case err.Class == upstream.ClassRateLimited && !retried && a.fits(ctx, err.RetryAfter):
 			retried = true
 			if !sleepCtx(ctx, err.RetryAfter) {
-				return result{err: &Error{Class: ClassCanceled, Err: ctx.Err()}}
+				return result{err: &upstream.Error{Class: upstream.ClassCanceled, Err: ctx.Err()}}
 			}
 		default:
 			return res
@@ -90,10 +92,10 @@ func (e *Engine) firstToken(l Level) time.Duration {
 
 // account records the end of one request to src at level: metrics, logs,
 // health, and what the failure means for the rest of the question.
-func (a *answering) account(level Level, src *Source, err *Error) {
+func (a *answering) account(level Level, src *upstream.Client, err *upstream.Error) {
 	name := src.Name()
 	if err == nil {
-		a.e.m.request(name, ClassNone)
+		a.e.m.request(name, upstream.ClassNone)
 		if a.e.health != nil {
 			a.e.health.ReportSuccess(name)
 		}
@@ -102,13 +104,12 @@ func (a *answering) account(level Level, src *Source, err *Error) {
 	a.e.m.request(name, err.Class)
 	a.e.logFailure(a.req, name, err)
 	a.e.reportResult(level, name, err.Class)
-	a.fail(err.Class)
 	switch err.Class {
-	case ClassCanceled:
+	case upstream.ClassCanceled:
 		return
-	case ClassRefused:
-		a.out.Refused = true
-	case ClassBadRequest:
+	case upstream.ClassRefused:
+		a.refused = true
+	case upstream.ClassBadRequest:
 		a.noModels = true
 	}
 	a.failed[name] = true

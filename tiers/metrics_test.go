@@ -3,6 +3,7 @@ package tiers
 import (
 	"testing"
 
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -48,33 +49,10 @@ func labelsMatch(got []*dto.LabelPair, want map[string]string) bool {
 	return true
 }
 
-func gaugeValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	return metricValue(t, reg, name, labels)
-}
-
 func TestNilMetricsAreSafe(t *testing.T) {
 	var m *Metrics
-	m.request("a", ClassServer)
-	m.setUp("a", true)
+	m.request("a", upstream.ClassServer)
 	m.observeFirstContent(L1, 0.2)
 	m.shedOne("local")
 	m.allDownOne()
-}
-
-func TestMetricsRequestLabels(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	m := NewMetrics(reg)
-	m.request("a", ClassNone)
-	m.request("a", ClassRateLimited)
-	m.request("a", ClassCanceled) // our own cancel is not a request outcome
-	if got := metricValue(t, reg, "poise_backend_requests_total", map[string]string{"backend": "a", "class": "ok"}); got != 1 {
-		t.Errorf("ok = %v, want 1", got)
-	}
-	if got := metricValue(t, reg, "poise_backend_requests_total", map[string]string{"backend": "a", "class": "rate_limited"}); got != 1 {
-		t.Errorf("rate_limited = %v, want 1", got)
-	}
-	if got := metricValue(t, reg, "poise_backend_requests_total", map[string]string{"backend": "a", "class": "canceled"}); got != -1 {
-		t.Errorf("canceled = %v, want no series", got)
-	}
 }

@@ -22,7 +22,7 @@ type Request struct {
 	// still fall through within the budget).
 	Retry bool
 	// Budget, when set, is asked before every model attempt and told what
-	// each one used; a backend it refuses is skipped (Outcome.OverBudget).
+	// each one used; a backend it refuses is skipped (Event.OverBudget).
 	// Nil means no token budget.
 	Budget Budget
 }
@@ -31,7 +31,8 @@ type Request struct {
 type EventKind int
 
 // The parts of an answer stream, in the order they arrive: one Start, any
-// number of Delta, one End.
+// number of Delta, one End; or, when no source had content, one End
+// alone (ReasonNone).
 const (
 	EventStart EventKind = iota + 1
 	EventDelta
@@ -47,14 +48,18 @@ type Event struct {
 	Source string // Start: backend name or template id
 	Note   string // Start: L3's honest note, in the profile's language
 	Text   string // Delta
-	Reason string // End: "done" or "cut"
+	Reason string // End: ReasonDone, ReasonCut or ReasonNone
+	// OverBudget (Start and End) names the backends skipped so far
+	// because Request.Budget had no room for them (no health failure):
+	// the answer fell to a later source, level or the coach because of
+	// the budget.
+	OverBudget []string
 }
 
-// Signal is a level-driving event from the health center. Event is one of
-// the FSM events "vendor_all_down", "local_failing", "templates_failing" or
-// "recovered"; Level is the level it concerns (for "recovered", the level
-// that is healthy again).
-type Signal struct {
-	Event string
-	Level Level
-}
+// End reasons of an answer stream. ReasonDone and ReasonCut are also the
+// wire's; ReasonNone never reaches a client (the coach answers instead).
+const (
+	ReasonDone = "done" // the answer is complete
+	ReasonCut  = "cut"  // the answer is partial: a truncated answer is never presented as complete
+	ReasonNone = "none" // no source had content: nothing was started
+)

@@ -3,6 +3,8 @@ package tiers
 import (
 	"context"
 	"time"
+
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // TemplatesBackend names template recall in health records, metrics and
@@ -44,14 +46,13 @@ func (a *answering) runL3(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false // our cancellation, not a template failure
 		}
-		class := Classify(err)
-		a.fail(class)
+		class := upstream.Classify(err)
 		a.e.m.request(TemplatesBackend, class)
 		a.e.log.Warn().Err(err).Str("question", a.req.ID).Dur("took", time.Since(began)).Msg("tiers: template match failed")
 		a.e.reportResult(L3, TemplatesBackend, class)
 		return false
 	}
-	a.e.m.request(TemplatesBackend, ClassNone)
+	a.e.m.request(TemplatesBackend, upstream.ClassNone)
 	if !m.Hit || m.Answer == "" {
 		return false
 	}
@@ -64,6 +65,6 @@ func (a *answering) runL3(ctx context.Context) bool {
 	}
 	a.begin(L3, m.ID, note)
 	a.delta(m.Answer)
-	a.end(reasonDone)
+	a.end(ReasonDone)
 	return true
 }

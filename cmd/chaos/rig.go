@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // Backends the simulators play; one vendorsim process each, as real

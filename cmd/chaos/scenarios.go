@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/cmd/loadgen/load"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // scenario is one named, seeded, repeatable fault story.

@@ -15,8 +15,9 @@ import (
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/recall"
-	"github.com/rs/zerolog"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -41,8 +42,8 @@ type config struct {
 	ASR                asr.Config    `yaml:"asr"`
 
 	// Gateway configures /v1/chat/completions: chains, keys, retry policy
-	// (tiers.GatewayConfig); without chains /v1 answers 404.
-	Gateway tiers.GatewayConfig `yaml:"gateway"`
+	// (gateway.Config); without chains /v1 answers 404.
+	Gateway gateway.Config `yaml:"gateway"`
 }
 
 const defaultAddr = "127.0.0.1:8080"
@@ -52,7 +53,7 @@ const defaultAddr = "127.0.0.1:8080"
 func defaultConfig(getenv func(string) string) config {
 	c := config{Addr: defaultAddr, Limits: quota.DefaultLimits()}
 	if key := getenv("OPENAI_API_KEY"); key != "" {
-		c.Engine.L1.Vendors = []tiers.Endpoint{{Name: "openai", BaseURL: "https://api.openai.com/v1", APIKey: key, Model: "gpt-4o-mini"}}
+		c.Engine.L1.Vendors = []upstream.Endpoint{{Name: "openai", BaseURL: "https://api.openai.com/v1", APIKey: key, Model: "gpt-4o-mini"}}
 	}
 	return c
 }
@@ -146,14 +147,7 @@ func (c config) gatewayBuilds() error {
 	if c.Gateway.Validate() != nil {
 		return nil // reported already
 	}
-	nop := zerolog.Nop()
-	h := tiers.NewHealth(c.Engine, nil, nop, nil, tiers.WithGatewayProbes(c.Gateway))
-	gw, err := tiers.NewGateway(c.Gateway, h, nop, nil)
-	if err != nil {
-		return err
-	}
-	gw.Close()
-	return nil
+	return checkSharedNames(c.Engine, c.Gateway)
 }
 
 func (c config) sessionConfig() session.Config {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"path"
 	"reflect"
@@ -13,7 +14,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/gateway"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 )
@@ -151,8 +153,11 @@ func checkWirable(t *testing.T, c config) {
 		t.Fatalf("accepted l3.threshold %v", th)
 	}
 	nop := zerolog.Nop()
-	h := tiers.NewHealth(c.Engine, nil, nop, nil, tiers.WithGatewayProbes(c.Gateway))
-	gw, err := tiers.NewGateway(c.Gateway, h, nop, nil)
+	if err := checkSharedNames(c.Engine, c.Gateway); err != nil {
+		t.Fatalf("accepted a gateway endpoint named like an engine backend elsewhere: %v", err)
+	}
+	h := health.New(healthConfig(c.Engine), healthProbes(c, health.Probe{}, http.DefaultClient), nop, nil)
+	gw, err := gateway.New(c.Gateway, h, nop, nil)
 	if err != nil {
 		t.Fatalf("accepted config whose gateway does not build: %v", err)
 	}

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/rs/zerolog"
 )
 
@@ -46,7 +48,7 @@ type demo struct {
 
 // simServer is one simulator with its HTTP server.
 type simServer struct {
-	sim  *vendorsim.Sim
+	sim  *vendorsim.Server
 	srv  *http.Server
 	url  string
 	done chan struct{} // closed when srv.Serve returned
@@ -105,10 +107,10 @@ func (d *demo) close() {
 // configure points L1, L2 and ASR at the simulators, and shortens the
 // health interval so that transitions show within seconds.
 func (d *demo) configure(c config) config {
-	vendor := func(name, model string) tiers.Endpoint {
-		return tiers.Endpoint{Name: name, BaseURL: d.sims[name].url + "/v1", APIKey: "demo", Model: model, Prefill: true}
+	vendor := func(name, model string) upstream.Endpoint {
+		return upstream.Endpoint{Name: name, BaseURL: d.sims[name].url + "/v1", APIKey: "demo", Model: model, Prefill: true}
 	}
-	c.Engine.L1.Vendors = []tiers.Endpoint{vendor(demoVendorA, "gpt-4o-mini"), vendor(demoVendorB, "gpt-4o")}
+	c.Engine.L1.Vendors = []upstream.Endpoint{vendor(demoVendorA, "gpt-4o-mini"), vendor(demoVendorB, "gpt-4o")}
 	c.Engine.L2 = tiers.L2Config{Name: demoLocal, BaseURL: d.sims[demoLocal].url + "/v1", Model: "qwen2.5-7b-instruct", Prefill: true}
 	if c.Engine.Health.IntervalMS == 0 {
 		c.Engine.Health.IntervalMS = 2000
@@ -119,7 +121,7 @@ func (d *demo) configure(c config) config {
 
 // wrapTemplates lets the templates_down fault fail template matches and
 // their probe.
-func (d *demo) wrapTemplates(t tiers.Templates, p tiers.Probe) (tiers.Templates, tiers.Probe) {
+func (d *demo) wrapTemplates(t tiers.Templates, p health.Probe) (tiers.Templates, health.Probe) {
 	check := p.Check
 	p.Check = func(ctx context.Context) error {
 		if d.templatesOff() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,19 +70,22 @@ func declaredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
 	re := regexp.MustCompile(`Name:\s*"(poise_[a-z0-9_]+)"`)
-	for _, dir := range []string{"../../session", "../../tiers", "../../tiers/recall", "../../asr"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
+	for _, dir := range []string{"../../session", "../../tiers", "../../asr"} { // and their subpackages
+		err := filepath.WalkDir(dir, func(f string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(f, ".go") || strings.HasSuffix(f, "_test.go") {
+				return err
 			}
 			src, err := os.ReadFile(f)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			for _, m := range re.FindAllSubmatch(src, -1) {
 				names[string(m[1])] = true
 			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	if len(names) < 10 {

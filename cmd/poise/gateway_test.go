@@ -15,7 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 func gatewayClient(addr, key string) openai.Client {
@@ -51,7 +51,7 @@ func TestGatewayNotConfigured(t *testing.T) {
 func TestGatewayServedByPoise(t *testing.T) {
 	primary, backup := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond}), vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond})
 	var urls []string
-	for _, sim := range []*vendorsim.Sim{primary, backup} {
+	for _, sim := range []*vendorsim.Server{primary, backup} {
 		srv := httptest.NewServer(sim)
 		t.Cleanup(func() { sim.Close(); srv.Close() })
 		urls = append(urls, srv.URL+"/v1")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health"
 )
 
 // maxTransitionsAPI bounds one transitions request.
@@ -45,7 +46,7 @@ func writeJSON(w http.ResponseWriter, v any, err error) {
 
 // backendView is a backend's shared health record with the level it serves.
 type backendView struct {
-	tiers.BackendState
+	health.BackendState
 	Level string `json:"level"`
 }
 

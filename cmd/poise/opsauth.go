@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/web/access"
 )
 
 // Ops access. The operator endpoints (/ops, /ops/api/*, the -demo faults,
@@ -56,7 +56,7 @@ func (a *app) opsAuth() opsAuth { return opsAuth{token: a.cfg.Ops.Token, now: ti
 // access decides r's access and whether it came by cookie.
 func (o opsAuth) access(r *http.Request) (opsAccess, bool) {
 	if o.token == "" {
-		if tiers.LocalRequest(r) {
+		if access.Local(r) {
 			return opsAllowed, false
 		}
 		return opsNotLocal, false

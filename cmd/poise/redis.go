@@ -15,7 +15,7 @@ import (
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/session/redisstore"
-	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -144,7 +144,7 @@ func newRedisClient(raw string, log zerolog.Logger) (redis.UniversalClient, erro
 // with this node's local counting while Redis is away) and the health
 // store (with this node's local fallback). Their loops run until ctx is
 // done; the client is closed by close after them.
-func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Duration) ([]tiers.HealthOption, error) {
+func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Duration) ([]health.Option, error) {
 	rdb, err := newRedisClient(a.cfg.RedisURL, a.log)
 	if err != nil {
 		return nil, err
@@ -162,10 +162,10 @@ func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Dur
 	a.wg.Go(func() { counters.Run(ctx) })
 	b := make([]byte, 4)
 	rand.Read(b)
-	shared := tiers.NewFallbackStore(tiers.NewRedisHealthStore(rdb, a.log), 0, nil, a.log)
+	shared := health.NewFallbackStore(health.NewRedisStore(rdb, a.log), 0, nil, a.log)
 	a.log.Info().Str("redis", redisDisplay(a.cfg.RedisURL)).Msg("shared state in Redis")
 	// Event ids must be unique per process, even on one host.
-	return []tiers.HealthOption{tiers.WithStore(shared), tiers.WithNode(node + "-" + hex.EncodeToString(b))}, nil
+	return []health.Option{health.WithStore(shared), health.WithNode(node + "-" + hex.EncodeToString(b))}, nil
 }
 
 func redisDisplay(raw string) string {

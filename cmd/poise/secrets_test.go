@@ -20,7 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/asr"
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // TestSecretsStayOutOfLogsAndMetrics runs a full session through the real
@@ -270,7 +270,7 @@ func randomBytes(t *testing.T, n int) []byte {
 // refuses every request with 401 and the key it got in the message, as
 // OpenAI-compatible servers may.
 type keyedSim struct {
-	sim  *vendorsim.Sim
+	sim  *vendorsim.Server
 	url  string
 	key  string       // the bearer key it expects; empty for none (whisper)
 	seen atomic.Int64 // requests that carried key

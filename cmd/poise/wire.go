@@ -12,7 +12,11 @@ import (
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/gateway"
+	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
@@ -29,11 +33,11 @@ type app struct {
 	// limits count here) unless redis_url is set (redis.go).
 	resume   session.ResumeStore
 	counters quota.Counters
-	health   *tiers.Health
+	health   *health.Center
 	hub      *session.Hub
 	demo     *demo // nil unless -demo
 
-	gw *tiers.Gateway // /v1/chat/completions and /v1/models; 404 without gateway.chains
+	gw *gateway.Handler // /v1/chat/completions and /v1/models; 404 without gateway.chains
 
 	cancel context.CancelFunc // stops background loops (health probes)
 	wg     sync.WaitGroup     // background loops
@@ -69,7 +73,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	if a.demo != nil {
 		templates, probe = a.demo.wrapTemplates(tpl, probe)
 	}
-	healthOpts := []tiers.HealthOption{tiers.WithNode(node), tiers.WithGatewayProbes(cfg.Gateway)}
+	healthOpts := []health.Option{health.WithNode(node)}
 	if cfg.RedisURL != "" {
 		shared, err := a.startRedis(ctx, node, cfg.sessionConfig().ResumeWindow)
 		if err != nil {
@@ -78,10 +82,12 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		}
 		healthOpts = append(healthOpts, shared...)
 	}
-	tm := tiers.NewMetrics(reg)
-	a.health = tiers.NewHealth(cfg.Engine, []tiers.Probe{probe}, log, tm, healthOpts...)
-	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tm)
-	if a.gw, err = tiers.NewGateway(cfg.Gateway, a.health, log, tm); err != nil {
+	requests := upstream.NewMetrics(reg)
+	hc := upstream.NewHTTPClient()
+	a.stop = append(a.stop, hc.CloseIdleConnections)
+	a.health = health.New(healthConfig(cfg.Engine), healthProbes(cfg, probe, hc), log, health.NewMetrics(reg), healthOpts...)
+	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tiers.NewMetrics(reg, requests))
+	if a.gw, err = gateway.New(cfg.Gateway, a.health, log, gateway.NewMetrics(reg, requests)); err != nil {
 		a.close()
 		return nil, err
 	}
@@ -146,15 +152,15 @@ func (r recallTemplates) Match(ctx context.Context, text, lang, seniority string
 const templatesProbeTimeout = time.Second
 
 // loadTemplates loads the embedded bank into the store, with its probe.
-func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, tiers.Probe, error) {
+func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, health.Probe, error) {
 	bank, err := recall.Load()
 	if err != nil {
-		return recallTemplates{}, tiers.Probe{}, fmt.Errorf("templates: %w", err)
+		return recallTemplates{}, health.Probe{}, fmt.Errorf("templates: %w", err)
 	}
 	store, err := recall.NewStore(bank, cfg.L3, recall.NewMetrics(reg))
 	if err != nil {
-		return recallTemplates{}, tiers.Probe{}, fmt.Errorf("templates: %w", err)
+		return recallTemplates{}, health.Probe{}, fmt.Errorf("templates: %w", err)
 	}
-	return recallTemplates{store, bank.Len()}, tiers.Probe{Name: tiers.TemplatesBackend, Level: tiers.L3,
+	return recallTemplates{store, bank.Len()}, health.Probe{Name: tiers.TemplatesBackend, Level: level.L3,
 		Timeout: templatesProbeTimeout, Check: store.Probe}, nil
 }

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/vendorsim"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/rs/zerolog"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health"
 	"github.com/rs/zerolog"
 )
 
@@ -22,13 +22,13 @@ import (
 type FallbackCounters struct {
 	primary Counters
 	local   *MemoryCounters
-	outage  *tiers.Outage
+	outage  *health.Outage
 }
 
 // NewFallbackCounters returns counters over primary; cooldown 0 means 2s,
 // now nil means time.Now (the clock of the cooldown only).
 func NewFallbackCounters(primary Counters, cooldown time.Duration, now func() time.Time, log zerolog.Logger) *FallbackCounters {
-	return &FallbackCounters{primary: primary, local: NewMemoryCounters(), outage: tiers.NewOutage(cooldown, now, log,
+	return &FallbackCounters{primary: primary, local: NewMemoryCounters(), outage: health.NewOutage(cooldown, now, log,
 		"quota: shared counters failed; counting on this node",
 		"quota: shared counters answer again")}
 }

@@ -1,0 +1,98 @@
+package tiers
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/poise-dev/poise/tiers/upstream"
+)
+
+// Completion limits: about 120 words or 200 characters, with room to spare.
+const (
+	maxTokensFull  = 400 // tokens, L1
+	maxTokensShort = 300 // tokens, L2
+	temperature    = 0.3
+)
+
+// call is one streaming request of the engine.
+type call struct {
+	messages   []openai.ChatCompletionMessageParamUnion
+	model      string        // the endpoint's Model or LargerModel
+	prefill    string        // non-empty: continue this partial answer
+	firstToken time.Duration // first-token timeout
+	maxTokens  int64
+	usage      bool // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
+}
+
+// result is how a call ended.
+type result struct {
+	text    string          // the content this call produced
+	started bool            // at least one content token arrived
+	finish  string          // the finish_reason, "" when the stream ended without one
+	err     *upstream.Error // nil on success
+	usage   *tokenUsage     // the tokens the backend reported, nil when it sent no usage chunk
+}
+
+// tokenUsage is a backend's own count of one call's tokens.
+type tokenUsage struct {
+	prompt, completion int
+}
+
+// stream runs c on src and passes each content token to onToken, in order,
+// on the calling goroutine. onToken returns false when nobody wants more
+// tokens; stream then stops and reports ClassCanceled. stream returns when
+// the answer is complete, fails, or ctx is done.
+func stream(ctx context.Context, src *upstream.Client, c call, onToken func(string) bool) result {
+	h := &tokens{onToken: onToken}
+	res := src.Stream(ctx, upstream.Call{Messages: c.messages, Model: c.model, MaxTokens: c.maxTokens,
+		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken}, h)
+	return result{text: h.text.String(), started: res.Started, finish: res.Finish, err: res.Err, usage: h.usage}
+}
+
+// tokens reads an answer stream for the engine: choice 0's content, a
+// refusal as ClassRefused, the usage chunk. Owned by one stream call.
+type tokens struct {
+	onToken  func(string) bool
+	text     strings.Builder
+	usage    *tokenUsage
+	finished bool // the finish chunk came: only usage matters now
+}
+
+// Chunk implements upstream.Handler.
+func (t *tokens) Chunk(ch openai.ChatCompletionChunk) (bool, string, error) {
+	if u := chunkUsage(ch); u != nil {
+		t.usage = u
+	}
+	if t.finished || len(ch.Choices) == 0 {
+		return false, "", nil // a usage chunk, or what follows the finish
+	}
+	c := ch.Choices[0]
+	if c.Delta.Refusal != "" {
+		return false, "", &upstream.Error{Class: upstream.ClassRefused, Message: c.Delta.Refusal}
+	}
+	tok := c.Delta.Content
+	if tok != "" {
+		t.text.WriteString(tok)
+		if !t.onToken(tok) {
+			return true, "", &upstream.Error{Class: upstream.ClassCanceled, Err: context.Canceled}
+		}
+	}
+	t.finished = c.FinishReason != ""
+	return tok != "", c.FinishReason, nil
+}
+
+// Ended implements upstream.Handler: a stream without a finish_reason is
+// broken.
+func (t *tokens) Ended() string { return "" }
+
+// chunkUsage returns the usage a chunk carries, if any: OpenAI sends it on
+// a last chunk with empty choices when include_usage is asked.
+func chunkUsage(ch openai.ChatCompletionChunk) *tokenUsage {
+	u := ch.Usage
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return nil
+	}
+	return &tokenUsage{prompt: int(u.PromptTokens), completion: int(u.CompletionTokens)}
+}

@@ -1,0 +1,324 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// Transport tunables of the shared HTTP client. Streams have no overall
+// timeout: the caller's ctx, the first-token timeout and the stall
+// watchdog bound them.
+const (
+	dialTimeout           = 3 * time.Second
+	tlsHandshakeTimeout   = 5 * time.Second
+	responseHeaderTimeout = 30 * time.Second // a backstop; first-token timeouts are shorter
+	idleConnTimeout       = 90 * time.Second
+	maxIdleConnsPerHost   = 64                     // connections kept per backend
+	drainTimeout          = 250 * time.Millisecond // reading past the finish chunk
+)
+
+// defaultStallMS is an endpoint's stall_ms when it sets none.
+const defaultStallMS = 2000
+
+// Finish reasons of a stream.
+const (
+	FinishLength = "length"
+	FinishFilter = "content_filter"
+)
+
+// NewHTTPClient returns the HTTP client shared by every client and probe:
+// bounded dial, TLS and response-header waits, pooled connections, and no
+// overall timeout (streams are bounded by their ctx and watchdogs).
+func NewHTTPClient() *http.Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: responseHeaderTimeout,
+		IdleConnTimeout:       idleConnTimeout,
+		MaxIdleConns:          4 * maxIdleConnsPerHost,
+		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// Client streams chat completions from one OpenAI-compatible server (a
+// vendor, the local model, a gateway endpoint). It never retries by
+// itself: its caller decides what comes next. Safe for concurrent use.
+type Client struct {
+	ep    Endpoint
+	api   openai.Client
+	stall time.Duration
+}
+
+// New returns a client for ep using hc (NewHTTPClient if nil). ep's zero
+// StallMS means defaultStallMS.
+func New(ep Endpoint, hc *http.Client) *Client {
+	if hc == nil {
+		hc = NewHTTPClient()
+	}
+	api := openai.NewClient(
+		option.WithBaseURL(ep.BaseURL),
+		option.WithAPIKey(ep.APIKey), // even when empty: never inherit OPENAI_API_KEY
+		option.WithHeaderDel("OpenAI-Organization"),
+		option.WithHeaderDel("OpenAI-Project"),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+		option.WithMiddleware(errorBodies(ep.APIKey)),
+	)
+	stall := ep.StallMS
+	if stall == 0 {
+		stall = defaultStallMS
+	}
+	return &Client{ep: ep, api: api, stall: time.Duration(stall) * time.Millisecond}
+}
+
+// Name is the backend name.
+func (c *Client) Name() string { return c.ep.Name }
+
+// Endpoint is the endpoint the client was made for.
+func (c *Client) Endpoint() Endpoint { return c.ep }
+
+// Call is one streaming request: either Messages with Model, MaxTokens,
+// Temperature and Usage, built into an OpenAI request, or a ready Body.
+type Call struct {
+	Messages    []openai.ChatCompletionMessageParamUnion
+	Model       string
+	MaxTokens   int64   // 0: no max_tokens
+	Temperature float64 // 0: the server's default
+	Usage       bool    // ask for the usage chunk (stream_options.include_usage)
+	// Body, when set, is sent as the request body as it is (the gateway's
+	// client request, with stream and the model set); the fields above
+	// are then not used.
+	Body []byte
+	// Prefill continues this partial answer: it is sent as a trailing
+	// assistant message with the flags vLLM needs to continue it. With
+	// Body, the body carries the message itself, and Prefill only marks
+	// the call as a continuation (an empty answer is then no failure).
+	Prefill string
+	// HeaderTimeout bounds the wait for the response headers (0: none but
+	// FirstToken's): a server that does not answer at all fails with
+	// ClassTimeout.
+	HeaderTimeout time.Duration
+	// FirstToken bounds the wait for the first content.
+	FirstToken time.Duration
+	// Stall is the silence after the first content that cuts the stream
+	// (0: the endpoint's stall_ms).
+	Stall time.Duration
+}
+
+// Handler takes the chunks of one stream, in order, on the goroutine that
+// called Stream.
+type Handler interface {
+	// Chunk takes one chunk. content reports that it carried the answer's
+	// content (the first one ends the first-token wait; from then on the
+	// stall watchdog runs). A non-empty finish reports that the answer is
+	// complete: Stream then reads what follows (a usage chunk, [DONE]) for
+	// a short while, passing it to Chunk, and ends. A non-nil err stops
+	// the stream: an *Error is its result, anything else (a client that
+	// went away) ends it with ClassCanceled.
+	Chunk(ch openai.ChatCompletionChunk) (content bool, finish string, err error)
+	// Ended is the finish_reason to take when the stream ended cleanly
+	// ([DONE]) before Chunk reported one; "" means none, and the stream
+	// counts as broken.
+	Ended() string
+}
+
+// Result is how a stream ended.
+type Result struct {
+	Started bool   // content arrived
+	Finish  string // the finish_reason; "" when the stream ended without one
+	Err     *Error // nil on success
+}
+
+// Errors that the watchdogs put as the cause of a call's context.
+var (
+	errNoResponse = errors.New("upstream: no response in time")
+	errFirstToken = errors.New("upstream: no first token in time")
+	errStall      = errors.New("upstream: stream stalled")
+)
+
+// Phases of a stream, read by its timers.
+const (
+	phaseHeaders    int32 = iota // waiting for the response headers
+	phaseFirstToken              // headers came, waiting for the first content
+	phaseStreaming               // content is flowing
+)
+
+// Stream sends call and passes each chunk to h until the answer is
+// complete, fails, or ctx is done. Its timers: no response headers within
+// HeaderTimeout, or no first content within FirstToken, fail with
+// ClassTimeout; silence longer than Stall after the first content is a cut
+// (ClassCut). After the finish it reads at most drainTimeout more, so a
+// server that never sends [DONE] cannot hold a complete answer back. A
+// broken stream after its first content is always a cut: its text is
+// partial whatever broke it.
+func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var phase atomic.Int32
+	if call.HeaderTimeout > 0 {
+		noResponse := time.AfterFunc(call.HeaderTimeout, func() {
+			if phase.Load() == phaseHeaders {
+				cancel(errNoResponse)
+			}
+		})
+		defer noResponse.Stop()
+	}
+	// One watchdog timer: first the first-token timeout, then, after the
+	// first content, the stall timeout, armed only while waiting for a chunk.
+	watchdog := time.AfterFunc(call.FirstToken, func() {
+		if phase.Load() == phaseStreaming {
+			cancel(errStall)
+		} else {
+			cancel(errFirstToken)
+		}
+	})
+	defer watchdog.Stop()
+	stall := call.Stall
+	if stall <= 0 {
+		stall = c.stall
+	}
+
+	// NewStreaming returns once the response headers have arrived.
+	st := c.api.Chat.Completions.NewStreaming(sctx, c.params(call), c.options(call)...)
+	defer st.Close()
+	phase.CompareAndSwap(phaseHeaders, phaseFirstToken)
+	var res Result
+	for {
+		if res.Started {
+			watchdog.Reset(stall)
+		}
+		ok := st.Next()
+		if res.Started {
+			watchdog.Stop()
+		}
+		if !ok {
+			break
+		}
+		content, finish, err := h.Chunk(st.Current())
+		if content && !res.Started {
+			res.Started = true
+			phase.Store(phaseStreaming)
+			watchdog.Stop()
+		}
+		if err != nil {
+			res.Err = asError(err)
+			return res
+		}
+		if finish != "" {
+			res.Finish = finish
+			drain(st, h, watchdog)
+			break
+		}
+	}
+	if res.Finish == "" && st.Err() == nil {
+		res.Finish = h.Ended()
+	}
+	res.Err = c.endError(ctx, sctx, st.Err(), res, call.Prefill != "")
+	return res
+}
+
+// asError is the result of a stream that its handler stopped.
+func asError(err error) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	return &Error{Class: ClassCanceled, Err: err}
+}
+
+// drain reads what follows the finish chunk (a usage chunk, [DONE]) so
+// that the connection can be reused, for at most drainTimeout in all.
+// Whatever goes wrong here does not change the answer.
+func drain(st *ssestream.Stream[openai.ChatCompletionChunk], h Handler, watchdog *time.Timer) {
+	watchdog.Reset(drainTimeout)
+	defer watchdog.Stop()
+	for st.Next() {
+		if _, _, err := h.Chunk(st.Current()); err != nil {
+			return
+		}
+	}
+}
+
+// endError classifies how a stream ended: the watchdog's cause, the
+// caller's cancellation, the stream's error, or a missing finish_reason.
+// An empty answer is a server failure, except for a continuation (the
+// prefill may have been complete already).
+func (c *Client) endError(ctx, sctx context.Context, err error, res Result, continuation bool) *Error {
+	switch cause := context.Cause(sctx); {
+	case res.Finish == FinishFilter:
+		return &Error{Class: ClassRefused, Code: FinishFilter, Message: "finish_reason content_filter"}
+	case res.Finish != "" && !res.Started && !continuation:
+		return &Error{Class: ClassServer, Message: "empty answer, finish_reason " + res.Finish}
+	case res.Finish != "":
+		return nil // complete ("stop"), or truncated by the caller's own limit ("length"); errors while draining do not matter
+	case ctx.Err() != nil:
+		return &Error{Class: ClassCanceled, Err: context.Cause(ctx)}
+	case errors.Is(cause, errFirstToken), errors.Is(cause, errStall), errors.Is(cause, errNoResponse):
+		if res.Started { // the watchdog raced the first token, or a stall
+			return &Error{Class: ClassCut, Err: cause}
+		}
+		return &Error{Class: ClassTimeout, Err: cause}
+	}
+	e := withoutKey(classify(err), c.ep.APIKey)
+	if e == nil {
+		e = &Error{Class: ClassServer, Message: "stream ended without finish_reason"}
+	}
+	if res.Started && e.Class.Fallbackable() {
+		cut := *e
+		cut.Class = ClassCut
+		return &cut
+	}
+	return e
+}
+
+// params builds the request body of call (none for a ready Body).
+func (c *Client) params(call Call) openai.ChatCompletionNewParams {
+	if call.Body != nil {
+		return openai.ChatCompletionNewParams{}
+	}
+	msgs := call.Messages
+	if call.Prefill != "" {
+		msgs = append(msgs[:len(msgs):len(msgs)], openai.AssistantMessage(call.Prefill))
+	}
+	p := openai.ChatCompletionNewParams{Model: call.Model, Messages: msgs}
+	if call.Temperature != 0 {
+		p.Temperature = openai.Float(call.Temperature)
+	}
+	if call.MaxTokens > 0 {
+		// max_tokens rather than max_completion_tokens: every
+		// OpenAI-compatible server we target accepts it.
+		p.MaxTokens = openai.Int(call.MaxTokens)
+	}
+	if call.Usage {
+		// Only when asked: an old server may reject the field.
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	}
+	return p
+}
+
+// options are the per-request options of call: a ready Body, or for a
+// continuation the flags that ask vLLM to continue the trailing assistant
+// message rather than start a new one (servers that need no such flag
+// ignore unknown fields).
+func (c *Client) options(call Call) []option.RequestOption {
+	switch {
+	case call.Body != nil:
+		return []option.RequestOption{option.WithRequestBody("application/json", call.Body)}
+	case call.Prefill == "":
+		return nil
+	}
+	return []option.RequestOption{
+		option.WithJSONSet("continue_final_message", true),
+		option.WithJSONSet("add_generation_prompt", false),
+	}
+}

@@ -1,0 +1,71 @@
+package upstream
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// metricValue returns the value of the gauge or counter name with exactly
+// labels in reg, or -1 when there is none.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if !labelsMatch(m.GetLabel(), labels) {
+				continue
+			}
+			switch {
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return -1
+}
+
+func labelsMatch(got []*dto.LabelPair, want map[string]string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for _, l := range got {
+		if want[l.GetName()] != l.GetValue() {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNilMetricsAreSafe(t *testing.T) {
+	var m *Metrics
+	m.Request("a", ClassServer)
+}
+
+func TestMetricsRequestLabels(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	m.Request("a", ClassNone)
+	m.Request("a", ClassRateLimited)
+	m.Request("a", ClassCanceled) // our own cancel is not a request outcome
+	if got := metricValue(t, reg, "poise_backend_requests_total", map[string]string{"backend": "a", "class": "ok"}); got != 1 {
+		t.Errorf("ok = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "poise_backend_requests_total", map[string]string{"backend": "a", "class": "rate_limited"}); got != 1 {
+		t.Errorf("rate_limited = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "poise_backend_requests_total", map[string]string{"backend": "a", "class": "canceled"}); got != -1 {
+		t.Errorf("canceled = %v, want no series", got)
+	}
+}

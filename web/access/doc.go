@@ -1,0 +1,3 @@
+// Package access holds Poise's HTTP access rules: which requests count as
+// coming from a client on this host.
+package access

@@ -49,7 +49,8 @@ func Classify(text, lang string) Type {
 	t, ok := model().classify(text)
 	switch {
 	case !ok, r == Behavioural && t == Smalltalk && !hasHan(text),
-		r == Behavioural && t == Concept && hasHan(text) && !newCues(text).tech:
+		r == Behavioural && t == Concept && hasHan(text) && !newCues(text).tech,
+		r == Remark && aboutUs(text): // the interviewer tells of their own side: a statement
 		return r
 	}
 	return t
@@ -201,3 +202,23 @@ var (
 func hasHan(text string) bool {
 	return strings.IndexFunc(text, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
 }
+
+// aboutUs reports whether text, which the rules found asks nothing, speaks
+// of the interviewer's own side ("We use Kafka …", "我们公司…"): such a
+// statement shares words with technical and logistics questions, and the
+// learned model must not turn it into one (a bank answer to a remark is
+// worse than the coach's follow-up prompts).
+func aboutUs(text string) bool {
+	w := strings.Fields(strings.ToLower(text))
+	for len(w) > 0 && slices.Contains(fillerWords, strings.Trim(w[0], ",.!")) {
+		w = w[1:]
+	}
+	if len(w) > 0 && slices.Contains([]string{"we", "we're", "we've", "our", "here", "here's"}, strings.Trim(w[0], ",.!")) {
+		return true
+	}
+	t := strings.TrimLeft(strings.TrimSpace(text), "嗯啊哦那个就是，, ")
+	return strings.HasPrefix(t, "我们") || strings.HasPrefix(t, "咱们") || strings.HasPrefix(t, "我这边")
+}
+
+// fillerWords open a spoken sentence without changing what it says.
+var fillerWords = []string{"so", "ok", "okay", "um", "uh", "well", "right", "great", "cool", "yeah", "and", "alright"}

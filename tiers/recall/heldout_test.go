@@ -21,7 +21,7 @@ type heldoutSet struct {
 
 type heldoutItem struct {
 	ID   string `yaml:"id"`   // positives: the template asked
-	Kind string `yaml:"kind"` // negatives: near_miss, tech_followup or other
+	Kind string `yaml:"kind"` // negatives: near_miss, tech_followup, tech_unbanked or other
 	Lang string `yaml:"lang"`
 	Text string `yaml:"text"`
 }
@@ -58,7 +58,10 @@ func heldoutScores(t *testing.T, s *Store, hs heldoutSet, verbose bool) map[stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"all", p.Lang} {
+		for _, k := range []string{"all", p.Lang, bankOf(p.ID)} {
+			if out[k] == nil {
+				out[k] = &scores{}
+			}
 			out[k].right.add(m.Hit && m.TemplateID == p.ID)
 			out[k].wrong.add(m.Hit && m.TemplateID != p.ID)
 		}
@@ -88,7 +91,7 @@ func heldoutScores(t *testing.T, s *Store, hs heldoutSet, verbose bool) map[stri
 func table(sc map[string]*scores) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%-14s %-22s %-22s %-22s\n", "slice", "right", "wrong", "false hits")
-	for _, k := range []string{"all", LangZH, LangEN, "near_miss", "tech_followup", "other"} {
+	for _, k := range []string{"all", LangZH, LangEN, "behavioural", "technical", "near_miss", "tech_followup", "tech_unbanked", "other"} {
 		if s := sc[k]; s != nil {
 			fmt.Fprintf(&b, "%-14s %-22v %-22v %-22v\n", k, s.right, s.wrong, s.falseHit)
 		}
@@ -123,6 +126,13 @@ var (
 		LangZH: {right: 0.82, wrong: 0.015, falseHit: 0.04},
 		LangEN: {right: 0.71, wrong: 0.03, falseHit: 0.04},
 	}
+	// scored once on 2026-12-01: right 77.9%, wrong 1.3%, false 14.5%
+	// (zh 80.3 / 1.8 / 19.3, en 75.4 / 0.9 / 10.0).
+	finalFloors = map[string]floors{
+		"all":  {right: 0.77, wrong: 0.02, falseHit: 0.15},
+		LangZH: {right: 0.80, wrong: 0.02, falseHit: 0.20},
+		LangEN: {right: 0.75, wrong: 0.01, falseHit: 0.11},
+	}
 	testFloors = map[string]floors{
 		"all":  {right: 0.75, wrong: 0.03, falseHit: 0.05},
 		LangZH: {right: 0.81, wrong: 0.025, falseHit: 0.04},
@@ -134,6 +144,12 @@ var (
 // half the decision rule was tuned on, prints the table and checks the
 // floors. go test -run Heldout -v ./tiers/recall/
 func TestHeldoutDev(t *testing.T) { testHeldout(t, "heldout_dev.yaml", devFloors, true) }
+
+// TestHeldoutFinal scores testdata/heldout_final.yaml, a third set written
+// after the matcher was tuned, by interviewer personas, from nothing but
+// each template's canonical question, and scored once when the matcher
+// was final (its floors are just under that one scoring). Aggregates only.
+func TestHeldoutFinal(t *testing.T) { testHeldout(t, "heldout_final.yaml", finalFloors, false) }
 
 // TestHeldoutTest scores testdata/heldout_test.yaml, the half never tuned
 // on, the same way, printing aggregate figures only.
@@ -149,6 +165,16 @@ func testHeldout(t *testing.T, name string, fl map[string]floors, verbose bool) 
 	for _, slice := range []string{"all", LangZH, LangEN} {
 		fl[slice].check(t, slice, sc[slice])
 	}
+}
+
+// bankOf names the bank a template id belongs to.
+func bankOf(id string) string {
+	for _, p := range []string{"design-", "concept-", "coding-"} {
+		if strings.HasPrefix(id, p) {
+			return "technical"
+		}
+	}
+	return "behavioural"
 }
 
 // rate is a counter of successes over trials.

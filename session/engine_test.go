@@ -42,7 +42,7 @@ func (s *switchableTemplates) Match(ctx context.Context, text, lang, seniority s
 	}
 	m, err := s.store.Match(ctx, text, lang, seniority)
 	return tiers.TemplateMatch{Hit: m.Hit, Similarity: m.Similarity, ID: m.TemplateID, Question: m.Question,
-		Answer: m.Answer, Note: recall.Note(lang)}, err
+		Answer: m.Answer, Outline: m.Outline, Note: recall.Note(lang)}, err
 }
 
 func (s *switchableTemplates) probe(ctx context.Context) error {

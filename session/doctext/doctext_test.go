@@ -2,6 +2,7 @@ package doctext
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,9 +31,10 @@ func TestReadFormats(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
+			lines := strings.Split(text, "\n")
 			for _, l := range resumeLines {
-				if !strings.Contains(text, l) {
-					t.Errorf("text lacks %q:\n%s", l, text)
+				if !slices.Contains(lines, l) {
+					t.Errorf("text lacks the line %q:\n%s", l, text)
 				}
 			}
 			if strings.Contains(text, "\n\n\n") || strings.Contains(text, "\r") {

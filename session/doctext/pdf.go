@@ -2,7 +2,7 @@ package doctext
 
 import (
 	"bytes"
-	"sort"
+	"math"
 	"strings"
 
 	"github.com/ledongthuc/pdf"
@@ -36,19 +36,27 @@ func readPDF(data []byte) (text string, err error) {
 		if p.V.IsNull() {
 			continue
 		}
-		rows, err := p.GetTextByRow()
-		if err != nil {
-			return "", ErrDamaged
-		}
-		// Rows come by their y position; a PDF's y grows upwards.
-		sort.SliceStable(rows, func(a, c int) bool { return rows[a].Position > rows[c].Position })
-		for _, row := range rows {
-			for _, w := range row.Content {
-				b.WriteString(w.S)
-			}
-			b.WriteByte('\n')
-		}
+		writeRows(&b, p.Content().Text)
 		b.WriteByte('\n')
 	}
 	return b.String(), nil
+}
+
+// writeRows writes glyphs in the content's order, starting a new line
+// where the baseline moves by half a glyph's size or more, and a space
+// where a glyph starts well right of the last one's end.
+func writeRows(b *strings.Builder, glyphs []pdf.Text) {
+	var lastY, lastEnd float64
+	for i, g := range glyphs {
+		size := max(g.FontSize, 1)
+		switch {
+		case i == 0:
+		case math.Abs(g.Y-lastY) >= size/2:
+			b.WriteByte('\n')
+		case g.X-lastEnd > size*0.2 && !strings.HasPrefix(g.S, " "):
+			b.WriteByte(' ')
+		}
+		b.WriteString(g.S)
+		lastY, lastEnd = g.Y, g.X+g.W
+	}
 }

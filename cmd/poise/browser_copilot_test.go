@@ -159,7 +159,7 @@ func setDemoFault(t *testing.T, s *poiseServer, fault string) {
 
 // pageRecord is the JSON download, as much as the test reads.
 type pageRecord struct {
-	Captions []struct{ Speaker, Stream, Text string }
+	Captions  []struct{ Speaker, Stream, Text string }
 	Questions []struct {
 		ID, Question, Level, Source, Style, Answer, End string
 	}

@@ -22,6 +22,18 @@ type question struct {
 	started bool         // answer_start was sent
 	coached bool         // the coach card was sent
 	ended   bool         // answer_end was sent, or no answer will come
+	style   string       // an answer control's style, or tiers.StyleReview; "" for a question
+	of      string       // the wire id of the question a control reworks
+	review  bool         // the post-interview review, not a question
+	log     *asked       // what the review sees of it (assist.go)
+}
+
+// askOptions are what an answer control or the review adds to a question.
+type askOptions struct {
+	style    string // tiers.Style*
+	of       string // the wire id of the question reworked
+	previous string // the answer reworked
+	prompt   string // replaces the question text in the prompt (the review's record)
 }
 
 // Answer goroutine results, tagged with the generation of their question
@@ -61,10 +73,16 @@ func (s *Session) questionID(id string) string {
 // once; otherwise an answer goroutine streams from the best source while
 // the SLA timer guards the first useful content.
 func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
+	s.askWith(ctx, id, text, level, askOptions{})
+}
+
+// askWith is ask for an answer control or the review (o).
+func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Level, o askOptions) {
 	s.supersede()
 	gen := s.next()
-	q := &question{gen: gen, id: id, text: text, level: level}
+	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview}
 	s.q = q
+	s.track(q)
 	if level == tiers.L4 || s.cfg.Answerer == nil {
 		s.sendCoach(q)
 		q.ended = true
@@ -73,7 +91,11 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
+	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level,
+		Facts: s.assist.facts, Style: o.style, Previous: o.previous, NoTemplates: q.review}
+	if o.prompt != "" {
+		req.Question = o.prompt
+	}
 	if q.budget = s.budget(); q.budget != nil {
 		req.Budget = q.budget
 	}
@@ -130,13 +152,14 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 	if q == nil || q.gen != a.gen || q.ended {
 		return
 	}
+	q.note(a.ev)
 	switch a.ev.Kind {
 	case tiers.EventStart:
 		q.started = true
 		q.stopSLA()
 		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
-			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note})
+			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, controlFields: controlFields{Style: q.style, Of: q.of}})
 	case tiers.EventDelta:
 		if q.started {
 			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})
@@ -186,5 +209,8 @@ func (s *Session) onSLA() {
 
 func (s *Session) sendCoach(q *question) {
 	q.coached = true
+	if q.log != nil {
+		q.log.coached = true
+	}
 	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.text, s.profile.Lang)})
 }

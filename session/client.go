@@ -17,7 +17,7 @@ func (s *Session) onClient(ctx context.Context, m inbound) {
 		s.transition(ctx, evReset)
 		s.retryLevels = true
 	case typeProfile:
-		s.profile = *m.Profile
+		s.setProfile(*m.Profile)
 		if m.AutoAnswer != nil {
 			s.autoAnswer = *m.AutoAnswer
 		}
@@ -25,9 +25,15 @@ func (s *Session) onClient(ctx context.Context, m inbound) {
 	case typeQuestion:
 		s.onQuestion(ctx, m.ID, *m.Text)
 	case typeAudioStart:
-		s.startAudio(ctx)
+		s.startAudio(ctx, m.Source)
 	case typeAudioStop:
-		s.stopAudio()
+		if m.Source == "" {
+			s.stopAudio()
+		} else {
+			s.stopStream(m.Source)
+		}
+	default:
+		s.onAddition(ctx, m)
 	}
 }
 

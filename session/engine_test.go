@@ -42,7 +42,7 @@ func (s *switchableTemplates) Match(ctx context.Context, text, lang, seniority s
 	}
 	m, err := s.store.Match(ctx, text, lang, seniority)
 	return tiers.TemplateMatch{Hit: m.Hit, Similarity: m.Similarity, ID: m.TemplateID, Question: m.Question,
-		Answer: m.Answer, Note: recall.Note(lang)}, err
+		Answer: m.Answer, Outline: m.Outline, Note: recall.Note(lang)}, err
 }
 
 func (s *switchableTemplates) probe(ctx context.Context) error {
@@ -57,6 +57,7 @@ type stack struct {
 	aURL        string // vendor-a's base URL
 	tpl         *switchableTemplates
 	health      *health.Center
+	prompts     *promptLog // the chat requests every simulated backend received
 }
 
 type stackOptions struct {
@@ -71,13 +72,14 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prompts := &promptLog{}
 	sim := func() (*vendorsim.Server, string) {
 		s := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond, FirstTokenDelay: 10 * time.Millisecond})
-		srv := httptest.NewServer(s)
+		srv := httptest.NewServer(prompts.wrap(s))
 		t.Cleanup(func() { s.Close(); srv.Close() })
 		return s, srv.URL + "/v1"
 	}
-	st := &stack{tpl: &switchableTemplates{store: store}}
+	st := &stack{tpl: &switchableTemplates{store: store}, prompts: prompts}
 	var aURL, bURL, localURL string
 	st.a, aURL = sim()
 	st.aURL = aURL

@@ -59,6 +59,7 @@ type inbound struct {
 	SampleRate int             `json:"sample_rate"`
 	Encoding   string          `json:"encoding"`
 	Source     string          `json:"source"`
+	additions
 }
 
 type resumeRequest struct {
@@ -114,7 +115,12 @@ func decodeInbound(data []byte) (inbound, *protocolError) {
 		if len(m.T) > maxPingBytes {
 			return m, refuse(codeTooLarge, "ping: t is over %d bytes", maxPingBytes)
 		}
-	case typeResetAI, typeAudioStop:
+	case typeResetAI:
+	case typeAudioStop:
+		return m, validateAudioStop(&m)
+	case typeProfileFile:
+		return m, validateProfileFile(&m)
+	case typeAnswerNow, typeRegenerate, typeShorter, typeDeeper, typeReview:
 	default:
 		return m, refuse(codeUnknownType, "unknown message type %q", clip(m.Type))
 	}
@@ -186,6 +192,9 @@ func validateProfile(p *tiers.Profile) *protocolError {
 		return refuse(codeTooLarge, "profile.resume is over %d bytes", maxResumeBytes)
 	}
 	if err := checkText("profile.role", p.Role); err != nil {
+		return err
+	}
+	if err := validateJob(p); err != nil {
 		return err
 	}
 	return checkText("profile.resume", p.Resume)
@@ -303,6 +312,7 @@ type captionMsg struct {
 	Text   string `json:"text"`
 	Final  bool   `json:"final"`
 	Source string `json:"source"`
+	speakerFields
 }
 
 type answerStartMsg struct {
@@ -312,6 +322,7 @@ type answerStartMsg struct {
 	Level    string `json:"level"`
 	Source   string `json:"source"`
 	Note     string `json:"note"`
+	controlFields
 }
 
 type answerDeltaMsg struct {
@@ -350,3 +361,107 @@ const (
 	endSuperseded = "superseded"
 	endCancelled  = "cancelled"
 )
+
+// v1 additions: the job and résumé files, two speakers, answer controls
+// and the review (docs/protocol.md, "Context, speakers and controls").
+// Clients that do not know them ignore the new fields and messages.
+
+// Client → server message types of the additions.
+const (
+	typeProfileFile = "profile_file" // a résumé or job file, in base64 parts
+	typeAnswerNow   = "answer_now"   // answer the last interviewer caption
+	typeRegenerate  = "regenerate"   // another answer to the current question
+	typeShorter     = "shorter"      // the current answer, shorter
+	typeDeeper      = "deeper"       // the current answer, deeper
+	typeReview      = "review"       // a post-interview summary, models only
+)
+
+// Error codes of the additions.
+const (
+	codeBadFile      = "bad_file"           // a profile file that cannot be read to text; the session goes on
+	codeNoQuestion   = "no_question"        // an answer control with nothing to work on
+	codeNoReview     = "review_unavailable" // a review while no model answers (L3, L4)
+	maxFileBytes     = 1 << 20              // a profile file, all parts together
+	maxFileNameBytes = 255                  // profile_file.name
+	maxJobBytes      = 24 << 10             // profile.job: as much as profile.resume
+)
+
+// Speakers of a caption: the shared tab is the interviewer; the
+// microphone is the candidate while a tab stream runs, else (one
+// microphone hearing both) nobody in particular.
+const (
+	speakerInterviewer = "interviewer"
+	speakerCandidate   = "candidate"
+)
+
+// additions are the inbound fields of the additions, embedded in inbound.
+type additions struct {
+	Kind string `json:"kind"` // profile_file: resume | job
+	Name string `json:"name"` // profile_file: the file's name; its extension picks the format
+	Size int    `json:"size"` // profile_file: the whole file's size in bytes (part 0; optional)
+	Part int    `json:"part"` // profile_file: 0, 1, … in order
+	Last bool   `json:"last"` // profile_file: the final part
+	Data []byte `json:"data"` // profile_file: this part's bytes, base64 on the wire
+}
+
+// speakerFields are what a caption adds: which stream heard it and who
+// spoke ("" when one microphone hears both).
+type speakerFields struct {
+	Stream  string `json:"stream,omitempty"`
+	Speaker string `json:"speaker,omitempty"`
+}
+
+// controlFields are what answer_start adds for an answer control or the
+// review: the style, and the id of the question it reworks.
+type controlFields struct {
+	Style string `json:"style,omitempty"`
+	Of    string `json:"of,omitempty"`
+}
+
+// profileFileMsg tells the client the text read from its file: the
+// page puts it in the profile form. Text is at most maxResumeBytes
+// (Truncated says it was cut); Facts are what the placeholders take.
+type profileFileMsg struct {
+	head
+	Kind      string      `json:"kind"`
+	Name      string      `json:"name"`
+	Text      string      `json:"text"`
+	Truncated bool        `json:"truncated"`
+	Facts     tiers.Facts `json:"facts"`
+}
+
+func validateProfileFile(m *inbound) *protocolError {
+	switch m.Kind {
+	case "resume", "job":
+	default:
+		return refuse(codeBadField, "profile_file: kind must be resume or job, got %q", clip(m.Kind))
+	}
+	if m.Name == "" {
+		return refuse(codeMissingField, "profile_file needs field: name")
+	}
+	if len(m.Name) > maxFileNameBytes {
+		return refuse(codeTooLarge, "profile_file: name is over %d bytes", maxFileNameBytes)
+	}
+	if m.Part < 0 {
+		return refuse(codeBadField, "profile_file: part must be 0 or more")
+	}
+	if len(m.Data) > maxFileBytes || m.Size > maxFileBytes {
+		return refuse(codeTooLarge, "profile_file: the file is over %d bytes (1 MiB)", maxFileBytes)
+	}
+	return checkText("profile_file: name", m.Name)
+}
+
+func validateAudioStop(m *inbound) *protocolError {
+	switch m.Source {
+	case "", "tab", "mic":
+		return nil
+	}
+	return refuse(codeAudio, "audio_stop: source must be tab or mic, got %q", clip(m.Source))
+}
+
+func validateJob(p *tiers.Profile) *protocolError {
+	if len(p.Job) > maxJobBytes {
+		return refuse(codeTooLarge, "profile.job is over %d bytes", maxJobBytes)
+	}
+	return checkText("profile.job", p.Job)
+}

@@ -34,7 +34,8 @@ type Session struct {
 	heartbeatLost bool
 	audioOn       bool
 	limits        episodes     // the limits biting now (limit.go)
-	audio         *audioStream // the current audio pipeline, or nil
+	audio         *audioStream // the audio stream started last (untagged frames go to it), or nil
+	assist        assist       // the state of the v1 additions (assist.go)
 	transcript    []line
 	q             *question
 	questions     int            // the highest "q<N>" wire id given or seen (questionID)
@@ -78,6 +79,7 @@ func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer b
 		profile:    p,
 		autoAnswer: autoAnswer,
 		replay:     newReplay(cfg.Replay),
+		assist:     assist{facts: tiers.ExtractFacts(p.Resume, p.Job, cfg.Now())},
 	}
 }
 
@@ -197,6 +199,8 @@ func (s *Session) handle(ctx context.Context, msg any) (fromClient bool) {
 		s.onAnswerDone(m)
 	case captionEvent:
 		s.onCaption(ctx, m)
+	case fileRead:
+		s.onFileRead(m)
 	case takenOver:
 		s.onTakenOver()
 	}

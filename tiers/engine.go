@@ -101,7 +101,7 @@ func (e *Engine) answer(ctx context.Context, req Request, emit func(Event)) *ans
 			return a
 		}
 	}
-	if level <= L3 && a.usable(L3) && ctx.Err() == nil {
+	if level <= L3 && !req.NoTemplates && a.usable(L3) && ctx.Err() == nil {
 		a.runL3(ctx)
 	}
 	return a

@@ -12,22 +12,24 @@ import (
 // Prompt budgets, in runes: the full prompt for L1, the short one for the
 // local model (L2), whose window and speed are smaller.
 const (
-	resumeRunesFull      = 1500
-	resumeRunesShort     = 400
 	transcriptRunesFull  = 2000
 	transcriptRunesShort = 600
 	questionRunes        = 1000
 )
 
 // BuildPrompt returns the chat messages for req: a system message with the
-// candidate's role, seniority and resume summary and the answer's shape
+// candidate's role and seniority, the answer's shape, the job and résumé
+// context (contextBlock) and an answer control's instruction (styleBlock)
 // (a concise STAR-shaped suggestion, readable in 20 seconds, in the
 // question's language), then the recent transcript and the question as the
 // user message. short builds the briefer variant for the local model.
 func BuildPrompt(req Request, short bool) []openai.ChatCompletionMessageParamUnion {
+	if req.Style == StyleReview {
+		return reviewPrompt(req, short)
+	}
 	lang := questionLang(req.Question, req.Profile.Lang)
 	return []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(systemPrompt(req.Profile, lang, short)),
+		openai.SystemMessage(systemPrompt(req.Profile, lang, short) + contextBlock(req, short) + styleBlock(req, lang)),
 		openai.UserMessage(userPrompt(req, lang, short)),
 	}
 }
@@ -71,14 +73,6 @@ func systemPrompt(p Profile, lang string, short bool) string {
 		b.WriteString("readable aloud in 20 seconds: at most 200 Chinese characters. Answer in Chinese.")
 	} else {
 		b.WriteString("readable aloud in 20 seconds: at most 120 words. Answer in English.")
-	}
-	limit := resumeRunesFull
-	if short {
-		limit = resumeRunesShort
-	}
-	if r := clip(strings.TrimSpace(p.Resume), limit, false); r != "" {
-		b.WriteString("\n\nCandidate's resume summary:\n")
-		b.WriteString(r)
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ type Profile struct {
 	Seniority string `json:"seniority"` // "junior", "mid" or "senior"
 	Role      string `json:"role"`
 	Resume    string `json:"resume"` // never logged
+	Job       string `json:"job"`    // the job description; never logged
 }
 
 // Request is one question to answer.
@@ -25,6 +26,16 @@ type Request struct {
 	// each one used; a backend it refuses is skipped (Event.OverBudget).
 	// Nil means no token budget.
 	Budget Budget
+	// Facts are read from the profile's résumé and job (ExtractFacts):
+	// they fill L3 placeholders and are named in the prompt.
+	Facts Facts
+	// Style is an answer control (StyleShorter, …) or StyleReview; "" is
+	// a plain answer. Previous is the answer a control reworks.
+	Style    string
+	Previous string
+	// NoTemplates keeps the answer to the models (L1, L2): a review has
+	// no template.
+	NoTemplates bool
 }
 
 // EventKind tells the parts of an answer stream apart.

@@ -2,6 +2,7 @@ package tiers
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/poise-dev/poise/tiers/upstream"
@@ -33,7 +34,8 @@ type TemplateMatch struct {
 	ID         string // the template id, shown as the answer's source
 	Question   string // the template's question
 	Answer     string
-	Note       string // the honest note in the question's language; empty: the engine's default
+	Outline    []string // the answer's outline, one step a line; "shorter" at L3 shows it
+	Note       string   // the honest note in the question's language; empty: the engine's default
 }
 
 // runL3 answers from the templates. It reports whether it answered; a
@@ -64,7 +66,16 @@ func (a *answering) runL3(ctx context.Context) bool {
 		}
 	}
 	a.begin(L3, m.ID, note)
-	a.delta(m.Answer)
+	a.delta(a.req.Facts.Fill(templateText(m, a.req.Style)))
 	a.end(ReasonDone)
 	return true
+}
+
+// templateText is what L3 shows of a template for an answer style: the
+// outline for "shorter" (when it has one), else the full answer.
+func templateText(m TemplateMatch, style string) string {
+	if style == StyleShorter && len(m.Outline) > 0 {
+		return "• " + strings.Join(m.Outline, "\n• ")
+	}
+	return m.Answer
 }

@@ -15,6 +15,7 @@ import { loadScript, fallbackCard } from './coach.js';
 import { startCapture } from './audio.js';
 import { applyStatic, chipFor, pickLang, t } from './i18n.js';
 import { View } from './view.js';
+import { Record, download } from './record.js';
 
 const PROFILE_KEY = 'poise.profile.v1'; // localStorage: the candidate's profile
 const SESSION_KEY = 'poise.session.v1'; // sessionStorage: {id, token} to resume after a reload
@@ -23,6 +24,10 @@ const CLIENT_SLA_MS = 3000; // no answer nor coach this long after a question �
 const STATUS_FADE_MS = 5000; // a "Reconnected…" status gives way to "Connected" after this
 const STATUS_DIM_MS = 1000; // … dimming for its last second
 const NARROW = '(max-width: 900px), (pointer: coarse)'; // phones and tablets: no keyboard hints
+const FILE_PART = 40 * 1024; // bytes of a profile file per profile_file message (base64 fits a 64 KiB frame)
+const FILE_MAX = 1024 * 1024; // the server's cap on a profile file
+const FILE_BURST = 320 * 1024; // bytes sent at once before pacing (the server allows 512 KiB of text at once)
+const FILE_PACE_MS = 400; // between later parts: about 100 KiB/s of base64, under the server's 128 KiB/s
 
 const params = new URLSearchParams(location.search);
 const fragment = new URLSearchParams(location.hash.slice(1));
@@ -44,8 +49,11 @@ const state = {
   chipLang: '', // the profile language the server's chip was worded in
   sentLang: '', // the profile language the server knows
   localCoach: false, // the server is unreachable: coaching here
-  capture: null,
-  audioSocket: null, // the socket audio_start was sent on
+  captures: {}, // source (tab | mic) → its running Capture
+  audioSockets: {}, // source → the socket its audio_start was sent on
+  record: new Record(), // what this page received, for the download
+  pendingFiles: {}, // kind (resume | job) → a File chosen before the session started
+  lastHeard: '', // the last final caption not the candidate's
   seq: 0, // client question counter
   lastFinalCaption: '',
   slaTimers: new Map(), // turn key → timer
@@ -87,6 +95,7 @@ function readProfile() {
     seniority: ['junior', 'mid', 'senior'].includes(p.seniority) ? p.seniority : 'mid',
     role: typeof p.role === 'string' ? p.role : '',
     resume: typeof p.resume === 'string' ? p.resume : '',
+    job: typeof p.job === 'string' ? p.job : '',
   };
 }
 
@@ -126,6 +135,7 @@ function fillForm() {
   form.elements.seniority.value = state.profile.seniority;
   $('role').value = state.profile.role;
   $('resume').value = state.profile.resume;
+  $('job').value = state.profile.job;
 }
 
 function readForm() {
@@ -135,6 +145,7 @@ function readForm() {
     seniority: form.elements.seniority.value || 'mid',
     role: $('role').value.trim(),
     resume: $('resume').value.trim(),
+    job: $('job').value.trim(),
   };
 }
 
@@ -240,6 +251,7 @@ function connect(session) {
       // hello (too many sessions…) stays there while the page retries.
       body.dataset.notice = code || '';
       if (!state.conn.established) state.notice = { code, message }; // a refused hello
+      if ((code === 'bad_file' || code === 'too_large') && state.reading) fileStatus(state.reading.kind, message || code, 'error');
       setStatus('notice', { args: [code], text: message || code });
     },
   });
@@ -253,12 +265,15 @@ function onWelcome(w, info) {
   body.dataset.session = w.session_id;
   state.localCoach = false;
   body.dataset.mode = 'server';
+  if (!state.record.levels.length) state.record.level({ level: w.level }, true);
   setLevel(w.level, w.chip);
+  for (const [kind, file] of Object.entries(state.pendingFiles)) uploadFile(kind, file);
+  state.pendingFiles = {};
   if (info.resumed && state.sentLang !== state.profile.lang) {
     state.conn.send({ type: 'profile', profile: state.profile });
   }
   state.sentLang = state.profile.lang;
-  if (state.capture) announceAudio();
+  for (const source of Object.keys(state.captures)) announceAudio(source);
   if (info.wasOffline || info.hadFailures) setStatus(info.newSession ? 'statusNewSession' : 'statusResumed', { fade: true });
   else setStatus('statusConnected');
   offerUnsent();
@@ -356,15 +371,21 @@ function onMessage(m) {
   const v = state.view;
   switch (m.type) {
     case 'level':
+      state.record.level(m);
       setLevel(m.level, m.chip);
+      break;
+    case 'profile_file':
+      onProfileFile(m);
       break;
     case 'limit':
       setLimit(m);
       break;
     case 'caption':
-      v.caption(`${state.conn.session.id}:${m.utt_id}`, m.text, m.final);
+      v.caption(`${state.conn.session.id}:${m.utt_id}`, m.text, m.final, speakerLabel(m.speaker));
+      state.record.caption(m);
       if (m.final) {
-        state.lastFinalCaption = m.text;
+        if (m.speaker !== 'candidate') state.lastHeard = m.text;
+        if (m.speaker !== 'candidate') state.lastFinalCaption = m.text;
         if (body.dataset.captions !== 'open') state.unseenCaptions++;
         renderCaptionsToggle();
       }
@@ -374,12 +395,16 @@ function onMessage(m) {
       const turn = v.turn(keyFor(m.id), m.question);
       settle(turn);
       turn.answer = { level: m.level, source: m.source || '', note: m.note || '', text: '', reason: '' };
+      turn.style = m.style || '';
       v.update(turn);
+      state.record.answerStart(m);
+      body.dataset.answerStyle = turn.style;
       break;
     }
     case 'answer_delta': {
       const turn = v.has(keyFor(m.id)) ? v.turn(keyFor(m.id)) : null;
       if (turn && turn.answer) v.appendAnswer(turn, m.text);
+      state.record.answerDelta(m);
       break;
     }
     case 'answer_end': {
@@ -388,6 +413,7 @@ function onMessage(m) {
         turn.answer.reason = m.reason;
         v.update(turn);
       }
+      state.record.answerEnd(m);
       break;
     }
     case 'coach': {
@@ -398,6 +424,7 @@ function onMessage(m) {
       const fresh = !turn.coach || turn.local;
       turn.coach = card;
       turn.local = false;
+      state.record.coach(m, turn.question);
       if (fresh) turn.countdownEnd = card.kind === 'question' && card.countdown_s > 0 ? Date.now() + card.countdown_s * 1000 : 0;
       v.update(turn);
       break;
@@ -477,43 +504,64 @@ function resetAI() {
 
 // --- audio ------------------------------------------------------------------
 
+// The page may hear two streams at once: the shared tab (the interviewer)
+// and the microphone (the candidate, while the tab runs). With one stream
+// its frames go as they are; with two, each frame starts with its stream's
+// tag byte ('t' or 'm'), which makes its length odd.
+const TAGS = { tab: 0x74, mic: 0x6d };
+
 async function startAudio(source) {
-  stopAudio(false);
+  stopAudio(false, source);
   let cap;
   try {
-    cap = await startCapture(source, sendFrame);
+    cap = await startCapture(source, (buf) => sendFrame(source, buf));
   } catch (e) {
     const reason = e && e.reason;
     setStatus(reason === 'no-tab-audio' ? 'statusNoTabAudio' : reason === 'unsupported' ? 'statusAudioUnsupported' : 'statusAudioDenied', { kind: 'audio' });
     return;
   }
-  state.capture = cap;
-  cap.onEnded = () => stopAudio(true);
-  announceAudio();
+  state.captures[source] = cap;
+  cap.onEnded = () => stopAudio(true, source);
+  announceAudio(source);
   renderAudio();
 }
 
-function announceAudio() {
-  const c = state.capture;
+function announceAudio(source) {
+  const c = state.captures[source];
   if (!c || !state.conn) return;
-  if (state.conn.send({ type: 'audio_start', sample_rate: 16000, encoding: 'pcm_s16le', source: c.source })) {
-    state.audioSocket = state.conn.ws;
+  if (state.conn.send({ type: 'audio_start', sample_rate: 16000, encoding: 'pcm_s16le', source })) {
+    state.audioSockets[source] = state.conn.ws;
   }
 }
 
-function sendFrame(buf) {
+function sendFrame(source, buf) {
   if (!state.conn) return;
-  if (state.audioSocket !== state.conn.ws) announceAudio();
-  if (state.audioSocket === state.conn.ws) state.conn.sendBinary(buf);
+  if (state.audioSockets[source] !== state.conn.ws) announceAudio(source);
+  if (state.audioSockets[source] !== state.conn.ws) return;
+  if (Object.keys(state.captures).length < 2) {
+    state.conn.sendBinary(buf);
+    return;
+  }
+  const tagged = new Uint8Array(buf.byteLength + 1);
+  tagged[0] = TAGS[source];
+  tagged.set(new Uint8Array(buf), 1);
+  state.conn.sendBinary(tagged.buffer);
 }
 
-function stopAudio(tell) {
-  const c = state.capture;
-  if (!c) return;
-  c.stop();
-  state.capture = null;
-  if (state.conn && state.audioSocket === state.conn.ws) state.conn.send({ type: 'audio_stop' });
-  state.audioSocket = null;
+// stopAudio stops one source's capture, or every one when source is unset.
+function stopAudio(tell, source) {
+  const sources = source ? [source] : Object.keys(state.captures);
+  let stopped = false;
+  for (const src of sources) {
+    const c = state.captures[src];
+    if (!c) continue;
+    c.stop();
+    delete state.captures[src];
+    if (state.conn && state.audioSockets[src] === state.conn.ws) state.conn.send({ type: 'audio_stop', source: src });
+    delete state.audioSockets[src];
+    stopped = true;
+  }
+  if (!stopped) return;
   if (tell) setStatus('statusAudioStopped', { kind: 'audio' });
   renderAudio();
 }
@@ -521,18 +569,19 @@ function stopAudio(tell) {
 // renderAudio shows the audio state in the header; it is the one source
 // of truth: an audio problem in the status line gives way while audio runs.
 function renderAudio() {
-  const c = state.capture;
-  $('btn-tab').hidden = !!c;
-  $('btn-mic').hidden = !!c;
-  $('btn-stop').hidden = !c;
-  body.dataset.audio = c ? c.source : '';
+  const sources = Object.keys(state.captures).sort((a, b) => (a === 'tab' ? -1 : b === 'tab' ? 1 : 0));
+  const any = sources.length > 0;
+  $('btn-tab').hidden = !!state.captures.tab;
+  $('btn-mic').hidden = !!state.captures.mic;
+  $('btn-stop').hidden = !any;
+  body.dataset.audio = sources.join('+');
   const s = strings();
   const stop = $('btn-stop-text');
   stop.replaceChildren();
-  if (c) {
+  if (any) {
     const long = document.createElement('span');
     long.className = 'long';
-    long.textContent = `${c.source === 'tab' ? s.listeningTab : s.listeningMic} · ${s.stopAudio}`;
+    long.textContent = `${sources.map((src) => (src === 'tab' ? s.listeningTab : s.listeningMic)).join(' + ')} · ${s.stopAudio}`;
     const short = document.createElement('span');
     short.className = 'short';
     short.textContent = s.stopAudio;
@@ -541,7 +590,97 @@ function renderAudio() {
   } else {
     stop.textContent = s.stopAudio;
   }
-  if (c && state.status.kind === 'audio') setStatus(body.dataset.conn === 'open' ? 'statusConnected' : '');
+  if (any && state.status.kind === 'audio') setStatus(body.dataset.conn === 'open' ? 'statusConnected' : '');
+}
+
+function speakerLabel(speaker) {
+  const s = strings();
+  return speaker === 'candidate' ? s.speakerYou : speaker === 'interviewer' ? s.speakerInterviewer : '';
+}
+
+// --- profile files ------------------------------------------------------------
+
+// onFilePicked reads a chosen résumé or job file: on the server (PDF, DOCX,
+// TXT, Markdown → text, in 40 KiB parts), or, before the session starts,
+// once it has (a TXT or Markdown file is read here at once).
+async function onFilePicked(kind, input) {
+  const file = input.files && input.files[0];
+  input.value = '';
+  if (!file) return;
+  if (file.size > FILE_MAX) {
+    fileStatus(kind, strings().fileTooLarge(file.name), 'error');
+    return;
+  }
+  if (/\.(txt|md|markdown)$/i.test(file.name) && !state.conn) {
+    $(kind).value = (await file.text()).slice(0, 8000);
+    fileStatus(kind, strings().fileRead(file.name, $(kind).value.length), 'read');
+    return;
+  }
+  if (!state.conn || !state.conn.established) {
+    state.pendingFiles[kind] = file;
+    fileStatus(kind, strings().fileWaiting(file.name), 'waiting');
+    return;
+  }
+  uploadFile(kind, file);
+}
+
+async function uploadFile(kind, file) {
+  fileStatus(kind, strings().fileReading(file.name), 'reading');
+  state.reading = { kind, name: file.name };
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let sent = 0;
+  for (let part = 0; sent < bytes.length || part === 0; part++) {
+    const chunk = bytes.subarray(sent, sent + FILE_PART);
+    const msg = { type: 'profile_file', kind, name: file.name, part, size: bytes.length, last: sent + chunk.length >= bytes.length, data: base64(chunk) };
+    if (!state.conn.send(msg)) return;
+    sent += chunk.length;
+    if (sent > FILE_BURST && sent < bytes.length) await new Promise((r) => setTimeout(r, FILE_PACE_MS));
+  }
+}
+
+function base64(bytes) {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+// onProfileFile puts the text the server read into the profile form.
+function onProfileFile(m) {
+  const kind = m.kind === 'job' ? 'job' : 'resume';
+  $(kind).value = m.text.slice(0, 8000);
+  state.profile[kind] = $(kind).value;
+  saveProfile();
+  state.facts = m.facts || {};
+  body.dataset.facts = JSON.stringify(state.facts);
+  fileStatus(kind, strings().fileRead(m.name, m.text.length), 'read');
+}
+
+function fileStatus(kind, text, st) {
+  const el = $(`${kind}-file-status`);
+  el.textContent = text;
+  el.dataset.state = st;
+  body.dataset[`${kind}File`] = st;
+}
+
+// --- answer controls, review and record ---------------------------------------------
+
+// control sends an answer control (answer_now, regenerate, shorter,
+// deeper) or review; the server answers like a question, or says in an
+// error why it cannot.
+function control(type) {
+  if (!state.conn || state.localCoach) return;
+  if (type === 'answer_now' && !state.lastHeard) {
+    setStatus('notice', { args: ['no_question'] });
+    return;
+  }
+  if (!state.conn.send({ type })) state.conn.reconnectNow();
+}
+
+function saveRecord(kind) {
+  const id = state.conn?.session?.id || 'session';
+  const stamp = new Date().toISOString().slice(0, 16).replace(/[:T]/g, '-');
+  if (kind === 'json') download(`poise-${stamp}.json`, 'application/json', JSON.stringify(state.record.json(id), null, 2));
+  else download(`poise-${stamp}.md`, 'text/markdown', state.record.markdown(id, strings()));
 }
 
 // --- auto-answer and captions -------------------------------------------------
@@ -575,11 +714,19 @@ function renderCaptionsToggle() {
 
 // --- keyboard, debug, start -------------------------------------------------
 
+// CONTROL_KEYS are the answer controls' hotkeys, with Alt: N answer now,
+// G regenerate, S shorter, M more depth (Alt+D is the browser's address
+// bar).
+const CONTROL_KEYS = { KeyN: 'answer_now', KeyG: 'regenerate', KeyS: 'shorter', KeyM: 'deeper' };
+
 function onKey(ev) {
   const typing = ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement;
   if (ev.altKey && ev.code === 'KeyR' && body.dataset.view === 'live') {
     ev.preventDefault();
     resetAI();
+  } else if (ev.altKey && CONTROL_KEYS[ev.code] && body.dataset.view === 'live') {
+    ev.preventDefault();
+    control(CONTROL_KEYS[ev.code]);
   } else if (ev.key === '/' && !typing && body.dataset.view === 'live') {
     ev.preventDefault();
     $('ask').focus();
@@ -624,6 +771,13 @@ function main() {
   $('btn-tab').addEventListener('click', () => startAudio('tab'));
   $('btn-mic').addEventListener('click', () => startAudio('mic'));
   $('btn-stop').addEventListener('click', () => stopAudio(true));
+  $('resume-file').addEventListener('change', (ev) => onFilePicked('resume', ev.target));
+  $('job-file').addEventListener('change', (ev) => onFilePicked('job', ev.target));
+  for (const [id, type] of [['btn-answer-now', 'answer_now'], ['btn-regenerate', 'regenerate'], ['btn-shorter', 'shorter'], ['btn-deeper', 'deeper'], ['btn-review', 'review']]) {
+    $(id).addEventListener('click', () => control(type));
+  }
+  $('btn-record-md').addEventListener('click', () => saveRecord('md'));
+  $('btn-record-json').addEventListener('click', () => saveRecord('json'));
   $('btn-takeover').addEventListener('click', () => state.conn?.takeOver());
   document.addEventListener('keydown', onKey);
   window.addEventListener('pagehide', () => stopAudio(false));

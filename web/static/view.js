@@ -90,6 +90,8 @@ export class View {
     art.dataset.key = turn.key;
     art.dataset.kind = turn.answer ? 'answer' : turn.coach ? 'coach' : 'pending';
     if (turn.question) art.append(h('p', 'question', turn.question));
+    art.dataset.style = turn.style || '';
+    if (turn.style && s.styleTags?.[turn.style]) art.append(h('p', 'style-tag', s.styleTags[turn.style]));
     if (turn.answer) art.append(this.answerCard(turn, s));
     if (turn.coach) art.append(this.coachCard(turn, s, !!turn.answer));
     if (!turn.answer && !turn.coach) art.append(thinking());
@@ -221,8 +223,10 @@ export class View {
     }
   }
 
-  // caption shows a partial (faint) or final (solid) caption line.
-  caption(key, text, final) {
+  // caption shows a partial (faint) or final (solid) caption line; label
+  // names its speaker ("You", "Interviewer"), shown before the text by the
+  // stylesheet so that the line's text stays what was heard.
+  caption(key, text, final, label) {
     const list = this.el('captions');
     let li = this.captions.get(key);
     if (!li) {
@@ -237,6 +241,7 @@ export class View {
       }
     }
     li.textContent = text;
+    if (label) li.dataset.label = label;
     li.classList.toggle('partial', !final);
     li.classList.toggle('final', !!final);
     this.el('captions-empty').hidden = true;

@@ -153,7 +153,7 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	if info, err := parseWAV(form.file); err == nil {
 		seconds = info.seconds()
 	}
-	text := strings.TrimSpace(s.transcript())
+	text := strings.TrimSpace(s.transcript(form.file))
 	o = writeTranscription(w, form.fields["response_format"], model, text, seconds)
 }
 

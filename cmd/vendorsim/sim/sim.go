@@ -32,7 +32,12 @@ type Options struct {
 	FirstTokenDelay time.Duration // before headers and the first chunk; default 0; a Fault overrides it per model
 	Transcripts     []string      // transcription texts, returned in turn; default one fixed English sentence
 	InferenceDelay  time.Duration // decode delay of transcriptions and whisper /inference; default 0
-	Log             zerolog.Logger
+	// Transcribe, when set, gives the text of each transcription from its
+	// audio file (the WAV as uploaded) instead of Transcripts in turn: a
+	// test with two audio streams tells them apart by their sound. It must
+	// be safe for concurrent use. Default nil.
+	Transcribe func(audio []byte) string
+	Log        zerolog.Logger
 }
 
 // Server is an http.Handler that simulates several vendors at once. Faults
@@ -42,6 +47,7 @@ type Server struct {
 	firstTokenDelay time.Duration
 	inferenceDelay  time.Duration
 	transcripts     []string
+	transcribe      func([]byte) string
 	log             zerolog.Logger
 	mux             *http.ServeMux
 
@@ -68,6 +74,7 @@ func New(opts Options) *Server {
 		tokenDelay:      opts.TokenDelay,
 		firstTokenDelay: opts.FirstTokenDelay,
 		inferenceDelay:  opts.InferenceDelay,
+		transcribe:      opts.Transcribe,
 		log:             opts.Log,
 		whisperSlot:     make(chan struct{}, 1),
 		done:            make(chan struct{}),
@@ -199,8 +206,12 @@ func (s *Server) reply(model, question string) string {
 	return defaultReply(model, question)
 }
 
-// transcript returns the next scripted transcription text, round robin.
-func (s *Server) transcript() string {
+// transcript returns the text of a transcription of audio: Transcribe's,
+// else the next scripted text, round robin.
+func (s *Server) transcript(audio []byte) string {
+	if s.transcribe != nil {
+		return s.transcribe(audio)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.transcripts[s.nextTranscript%len(s.transcripts)]

@@ -32,15 +32,15 @@ const (
 // goroutine, the probes and the store sync. Safe for concurrent use.
 type Center struct {
 	cfg     Config
-	probes  map[string]Probe          // by backend; immutable after New
-	byLevel map[level.Level][]string  // backend names per level; immutable
-	store   Store                     // nil: this node alone
-	node    string                    // this node's name in the shared records
+	probes  map[string]Probe         // by backend; immutable after New
+	byLevel map[level.Level][]string // backend names per level; immutable
+	store   Store                    // nil: this node alone
+	node    string                   // this node's name in the shared records
 	log     zerolog.Logger
 	m       *Metrics
-	reports chan report               // to the health goroutine; never closed
-	kick    chan struct{}             // cap 1: a circuit changed, sync soon
-	outage  *Outage                   // the store's failures, for the log
+	reports chan report   // to the health goroutine; never closed
+	kick    chan struct{} // cap 1: a circuit changed, sync soon
+	outage  *Outage       // the store's failures, for the log
 	now     func() time.Time
 	running atomic.Bool // the health goroutine drains reports
 

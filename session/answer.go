@@ -8,6 +8,7 @@ import (
 
 	"github.com/poise-dev/poise/coach"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/level"
 )
 
 // question is the session's in-flight question. Owned by run.
@@ -21,6 +22,7 @@ type question struct {
 	budget  *tokenBudget // nil without daily_tokens_per_vendor
 	started bool         // answer_start was sent
 	coached bool         // the coach card was sent
+	retry   bool         // the first question after Reset AI: every level is tried
 	ended   bool         // answer_end was sent, or no answer will come
 	style   string       // an answer control's style, or tiers.StyleReview; "" for a question
 	of      string       // the wire id of the question a control reworks
@@ -101,6 +103,7 @@ func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Leve
 	}
 	if level == s.m.level() { // a limited question leaves Reset AI's retry for the next one
 		req.Retry, s.retryLevels = s.retryLevels, false
+		q.retry = req.Retry
 	}
 	s.workers.Go(func() {
 		s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
@@ -157,6 +160,9 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 	case tiers.EventStart:
 		q.started = true
 		q.stopSLA()
+		if q.retry {
+			s.settleRetry(a.ev.Level)
+		}
 		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
 			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, controlFields: controlFields{Style: q.style, Of: q.of}})
@@ -171,6 +177,19 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 		if q.started {
 			q.ended = true
 			s.send(&answerEndMsg{head: head{Type: "answer_end"}, ID: q.id, Reason: a.ev.Reason})
+		}
+	}
+}
+
+// settleRetry drops a session that Reset AI sent to L1 back to the level
+// that answered its first question, at once, when its L1 attempt failed:
+// the chip and the ops view tell the truth about the source, instead of L1
+// while answers come from below until the next health change.
+func (s *Session) settleRetry(answered tiers.Level) {
+	ctx := context.Background() // transition detaches it anyway
+	for cur := s.m.level(); cur < answered && cur < tiers.L4; cur = s.m.level() {
+		if !s.transition(ctx, level.DownEvent(cur)) {
+			return
 		}
 	}
 }

@@ -102,9 +102,10 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	t.Cleanup(hc.CloseIdleConnections)
 	st.health = health.New(health.Config{IntervalMS: cfg.Health.IntervalMS, RecoverAfter: 3, L1DownAfter: 3, L1DownWindowMS: 60000,
 		L2FailAfter: 5, L2FailWindowMS: 60000}, []health.Probe{
-		health.HTTPProbe("vendor-a", tiers.L1, aURL, "k", hc),
-		health.HTTPProbe("vendor-b", tiers.L1, bURL, "k", hc),
-		health.FirstTokenProbe("local", tiers.L2, cfg.L2.Endpoint(), 300*time.Millisecond, hc),
+		// List probes: the tests count the vendors' model requests.
+		health.ListProbe("vendor-a", tiers.L1, aURL, "k", hc),
+		health.ListProbe("vendor-b", tiers.L1, bURL, "k", hc),
+		health.CompletionProbe("local", tiers.L2, cfg.L2.Endpoint(), 300*time.Millisecond, hc),
 		{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: st.tpl.probe},
 	}, log, nil)
 	engine := tiers.NewEngine(cfg, st.health, st.tpl, log, nil)
@@ -321,6 +322,32 @@ func TestTemplatesAtL3(t *testing.T) {
 // TestResetAIRetriesModels: after the candidate presses Reset AI, the next
 // question tries L1 again even while the health center still marks it
 // down, so vendors that are back answer at once.
+// TestResetAIShowsTheTruth: Reset AI with L1 still failing sends the
+// session to L1, and its next question, answered from L2 after L1's
+// attempt fails, takes the session (and its chip) back to L2 before the
+// answer shows: the chip never says L1 while L2 answers.
+func TestResetAIShowsTheTruth(t *testing.T) {
+	st := newStack(t, stackOptions{})
+	c, _ := st.start(t, "en")
+	st.a.SetFault(vendorsim.AnyModel, vendorsim.Fault{Status: 503})
+	st.b.SetFault(vendorsim.AnyModel, vendorsim.Fault{Status: 503})
+	var level msg
+	for level == nil {
+		c.answerOrLevel(bankQuestion, &level)
+	}
+	c.send(map[string]any{"type": "reset_ai"})
+	checkLevel(t, c.readType("level"), "L2", "L1", evReset, nil)
+	level = nil
+	first, _, _ := c.answerOrLevel(bankQuestion, &level)
+	if first.str("level") != "L2" {
+		t.Fatalf("with L1 failing the answer came from %v, want L2", first)
+	}
+	if level == nil {
+		t.Fatal("the answer came from L2 with the session left at L1")
+	}
+	checkLevel(t, level, "L1", "L2", evVendorAllDown, chipFor(tiers.L2, "en"))
+}
+
 func TestResetAIRetriesModels(t *testing.T) {
 	st := newStack(t, stackOptions{})
 	c, _ := st.start(t, "en")

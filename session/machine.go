@@ -27,6 +27,10 @@ const (
 // each destination has its own event; the reason sent is still "restore".
 func restoreTo(l tiers.Level) string { return evRestore + ":" + l.String() }
 
+// recoverTo names the FSM event of a climb of several levels at once to
+// l, for the same reason; the reason sent is "recovered".
+func recoverTo(l tiers.Level) string { return evRecovered + ":" + l.String() }
+
 var allLevels = []string{"L1", "L2", "L3", "L4"}
 
 func machineEvents() fsm.Events {
@@ -49,6 +53,13 @@ func machineEvents() fsm.Events {
 			}
 		}
 		ev = append(ev, fsm.EventDesc{Name: restoreTo(l), Src: src, Dst: l.String()})
+		var worse []string
+		for w := l + 2; w <= tiers.L4; w++ {
+			worse = append(worse, w.String())
+		}
+		if len(worse) > 0 {
+			ev = append(ev, fsm.EventDesc{Name: recoverTo(l), Src: worse, Dst: l.String()})
+		}
 	}
 	return ev
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -253,7 +254,8 @@ func (s *Session) onHeartbeatLost(ctx context.Context) {
 // onHealth moves the session to follow the shared health state: down while
 // its level is better than what is supported, and one step up on a
 // recovery (or straight to the supported level when the levels between are
-// still down). A session whose client is silent stays at L4 until it returns.
+// still down; the reason is recovered either way: restore is only for a
+// session coming back after a heartbeat loss). A session whose client is silent stays at L4 until it returns.
 func (s *Session) onHealth(ctx context.Context, sig tiers.Signal) {
 	if s.heartbeatLost {
 		return
@@ -271,7 +273,7 @@ func (s *Session) onHealth(ctx context.Context, sig tiers.Signal) {
 	if target == cur-1 {
 		s.transition(ctx, evRecovered)
 	} else {
-		s.transition(ctx, restoreTo(target))
+		s.transition(ctx, recoverTo(target)) // several levels at once: still "recovered"
 	}
 }
 
@@ -290,10 +292,7 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 	}
 	at := s.cfg.Now()
 	to := s.m.level()
-	reason := event
-	if len(event) > len(evRestore) && event[:len(evRestore)] == evRestore {
-		reason = evRestore
-	}
+	reason, _, _ := strings.Cut(event, ":") // restoreTo and recoverTo name their destination after a colon
 	s.send(&levelMsg{head: head{Type: "level"}, Level: to.String(), From: from.String(), Reason: reason,
 		Chip: chipFor(to, s.profile.Lang)})
 	s.cfg.Metrics.levelLeave(from.String())

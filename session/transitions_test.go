@@ -43,7 +43,8 @@ func TestHealthTransitions(t *testing.T) {
 		{"recovered L2→L1", tiers.L2, tiers.L1, tiers.Signal{Event: evRecovered, Level: tiers.L1}, "en", "L2", "L1", evRecovered, tiers.L1},
 		{"recovered L3→L2", tiers.L3, tiers.L2, tiers.Signal{Event: evRecovered, Level: tiers.L2}, "zh", "L3", "L2", evRecovered, tiers.L2},
 		{"recovered L4→L3", tiers.L4, tiers.L3, tiers.Signal{Event: evRecovered, Level: tiers.L3}, "en", "L4", "L3", evRecovered, tiers.L3},
-		{"restore on recovery over a down level", tiers.L3, tiers.L1, tiers.Signal{Event: evRecovered, Level: tiers.L1}, "en", "L3", "L1", evRestore, tiers.L1},
+		{"recovered over a down level, two at once", tiers.L3, tiers.L1, tiers.Signal{Event: evRecovered, Level: tiers.L1}, "en", "L3", "L1", evRecovered, tiers.L1},
+		{"recovered three at once", tiers.L4, tiers.L1, tiers.Signal{Event: evRecovered, Level: tiers.L1}, "zh", "L4", "L1", evRecovered, tiers.L1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

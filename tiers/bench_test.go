@@ -26,7 +26,8 @@ func BenchmarkFallthrough(b *testing.B) {
 	}
 	h := health.New(health.Config{}, healthProbes(cfg)[:3], zerolog.Nop(), nil) // no templates probe: L3 is not judged
 	for range 3 {
-		h.ReportAllDown()
+		h.ReportResult(L1, "a", upstream.ClassServer)
+		h.ReportResult(L1, "b", upstream.ClassServer)
 	}
 	for range 5 {
 		h.ReportResult(L2, "local", upstream.ClassTimeout)

@@ -174,6 +174,7 @@ func (c Config) Validate() error {
 	for i, v := range c.L1.Vendors {
 		key := fmt.Sprintf("l1.vendors[%d]", i)
 		validateEndpoint(key, v.Name, v.BaseURL, v.Model, v.StallMS, bad)
+		validateProbe(key, v.Probe, bad)
 		if prev, dup := names[v.Name]; dup && v.Name != "" {
 			bad(key+".name", "%q is also the name of %s", v.Name, prev)
 		}
@@ -187,6 +188,12 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func validateProbe(key, probe string, bad func(string, string, ...any)) {
+	if probe != "" && probe != upstream.ProbeCompletion && probe != upstream.ProbeList {
+		bad(key+".probe", "must be %q or %q, got %q", upstream.ProbeCompletion, upstream.ProbeList, probe)
+	}
 }
 
 func validateEndpoint(key, name, baseURL, model string, stallMS int, bad func(string, string, ...any)) {

@@ -314,10 +314,10 @@ func healthProbes(cfg Config) []health.Probe {
 	hc := upstream.NewHTTPClient()
 	var out []health.Probe
 	for _, v := range cfg.L1.Vendors {
-		out = append(out, health.HTTPProbe(v.Name, L1, v.BaseURL, v.APIKey, hc))
+		out = append(out, health.ListProbe(v.Name, L1, v.BaseURL, v.APIKey, hc))
 	}
 	if l2 := cfg.WithDefaults().L2; l2.BaseURL != "" {
-		out = append(out, health.FirstTokenProbe(l2.Name, L2, l2.Endpoint(), ms(l2.TimeoutMS), hc))
+		out = append(out, health.CompletionProbe(l2.Name, L2, l2.Endpoint(), ms(l2.TimeoutMS), hc))
 	}
 	return append(out, health.Probe{Name: TemplatesBackend, Level: L3, Check: func(context.Context) error { return nil }})
 }

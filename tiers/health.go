@@ -4,8 +4,8 @@ import "github.com/poise-dev/poise/tiers/upstream"
 
 // Health is the health view the engine needs: which levels and backends
 // are down, and where to report what each request met. tiers/health's
-// Center is the production Health. Reports may block for a few store
-// calls (bounded); the queries read a cache.
+// Center is the production Health. Every method returns at once: reports
+// are queued for the health goroutine, the queries read memory.
 type Health interface {
 	// Down reports whether level l is marked down.
 	Down(l Level) bool
@@ -15,6 +15,4 @@ type Health interface {
 	ReportSuccess(backend string)
 	// ReportResult records the end of one live request to backend at l.
 	ReportResult(l Level, backend string, c upstream.Class)
-	// ReportAllDown records a question on which every L1 vendor failed.
-	ReportAllDown()
 }

@@ -75,10 +75,7 @@ func (a *answering) runL1(ctx context.Context) bool {
 		return true
 	case !h.stop && len(h.failedCount) == n:
 		a.e.log.Warn().Str("question", a.req.ID).Msg("tiers: every L1 vendor failed")
-		a.e.m.allDownOne()
-		if a.e.health != nil {
-			a.e.health.ReportAllDown()
-		}
+		a.e.m.allDownOne() // each vendor's failure went to its circuit already
 	}
 	return a.refused
 }

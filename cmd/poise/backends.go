@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // healthConfig is the health center's part of the engine's configuration
@@ -20,23 +23,32 @@ func healthConfig(c tiers.Config) health.Config {
 		L2FailAfter: c.L2.FailAfter, L2FailWindowMS: c.L2.FailWindowMS}
 }
 
-// healthProbes lists what the health center probes: every L1 vendor
-// (GET /models), the local model (a first token within l2.timeout_ms),
-// the templates (templates, may have no Check: none), and every gateway
-// endpoint not probed already, as a backend of no level, so that an open
-// circuit closes again. An invalid gateway config adds no probes
-// (validate reports it).
+// healthProbes lists what the health center probes: every L1 vendor and
+// the local model (a one-token streamed completion within its first-token
+// timeout, or GET /models for a vendor with probe: list), the templates
+// (templates, may have no Check: none), every whisper server (a short
+// silent WAV) and the cloud speech-to-text, and every gateway endpoint not
+// probed already, as backends of no level. An invalid gateway config
+// adds no gateway probes (validate reports it).
 func healthProbes(c config, templates health.Probe, hc *http.Client) []health.Probe {
 	engine := c.Engine.WithDefaults()
 	var out []health.Probe
 	for _, v := range engine.L1.Vendors {
-		out = append(out, health.HTTPProbe(v.Name, level.L1, v.BaseURL, v.APIKey, hc))
+		out = append(out, chatProbe(v, level.L1, engine.L1.FirstTokenTimeoutMS, hc))
 	}
 	if l2 := engine.L2; l2.BaseURL != "" {
-		out = append(out, health.FirstTokenProbe(l2.Name, level.L2, l2.Endpoint(), time.Duration(l2.TimeoutMS)*time.Millisecond, hc))
+		out = append(out, chatProbe(l2.Endpoint(), level.L2, l2.TimeoutMS, hc))
 	}
 	if templates.Check != nil {
 		out = append(out, templates)
+	}
+	for _, u := range c.ASR.WhisperURLs {
+		if pu, err := url.Parse(u); err == nil {
+			out = append(out, health.WhisperProbe("whisper@"+pu.Host, u, hc))
+		}
+	}
+	if cl := c.ASR.Cloud; cl.BaseURL != "" {
+		out = append(out, health.TranscriptionProbe(asrCloudBackend, cl.BaseURL, cl.APIKey, cmp.Or(cl.Model, asrCloudModel), hc))
 	}
 	probed := map[string]bool{}
 	for _, p := range out {
@@ -48,10 +60,27 @@ func healthProbes(c config, templates health.Probe, hc *http.Client) []health.Pr
 	}
 	for _, e := range eps {
 		if !probed[e.Name] {
-			out = append(out, health.HTTPProbe(e.Name, level.None, e.BaseURL, e.APIKey, hc))
+			out = append(out, chatProbe(e.Endpoint, level.None, e.FirstTokenTimeoutMS, hc))
 		}
 	}
 	return out
+}
+
+// The captions' cloud backend as the asr package names it, and its
+// default model.
+const (
+	asrCloudBackend = "cloud"
+	asrCloudModel   = "gpt-4o-mini-transcribe"
+)
+
+// chatProbe is a chat endpoint's probe: a one-token completion, or the
+// model list when the endpoint asks for it or names no model of its own
+// (a gateway entry whose model is the client's, "{model}").
+func chatProbe(e upstream.Endpoint, l level.Level, firstTokenMS int, hc *http.Client) health.Probe {
+	if e.Probe == upstream.ProbeList || strings.Contains(e.Model, "{model}") {
+		return health.ListProbe(e.Name, l, e.BaseURL, e.APIKey, hc)
+	}
+	return health.CompletionProbe(e.Name, l, e, time.Duration(firstTokenMS)*time.Millisecond, hc)
 }
 
 // checkSharedNames rejects a gateway endpoint named like an engine backend

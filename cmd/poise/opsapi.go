@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/health"
@@ -61,11 +60,7 @@ func (a *app) backends() []backendView {
 	}
 	var out []backendView
 	for _, b := range a.health.Backends() {
-		l, ok := level[b.Name]
-		if !ok {
-			l = strings.TrimPrefix(b.Name, "level:") // a level's own record
-		}
-		out = append(out, backendView{BackendState: b, Level: l})
+		out = append(out, backendView{BackendState: b, Level: level[b.Name]}) // "": a backend of no level
 	}
 	return out
 }

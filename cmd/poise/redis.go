@@ -142,7 +142,8 @@ func newRedisClient(raw string, log zerolog.Logger) (redis.UniversalClient, erro
 // startRedis wires the shared stores when redis_url is set: the session
 // store (ops view and resume state), the limits' counters (poise:limit:*,
 // with this node's local counting while Redis is away) and the health
-// store (with this node's local fallback). Their loops run until ctx is
+// store (circuits merged in the background: while Redis is away each
+// node judges alone). Their loops run until ctx is
 // done; the client is closed by close after them.
 func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Duration) ([]health.Option, error) {
 	rdb, err := newRedisClient(a.cfg.RedisURL, a.log)
@@ -162,10 +163,10 @@ func (a *app) startRedis(ctx context.Context, node string, resumeWindow time.Dur
 	a.wg.Go(func() { counters.Run(ctx) })
 	b := make([]byte, 4)
 	rand.Read(b)
-	shared := health.NewFallbackStore(health.NewRedisStore(rdb, a.log), 0, nil, a.log)
 	a.log.Info().Str("redis", redisDisplay(a.cfg.RedisURL)).Msg("shared state in Redis")
-	// Event ids must be unique per process, even on one host.
-	return []health.Option{health.WithStore(shared), health.WithNode(node + "-" + hex.EncodeToString(b))}, nil
+	// The node's name in the circuit records is unique per process, even on one host.
+	return []health.Option{health.WithStore(redisstore.NewHealthStore(rdb, a.log)),
+		health.WithNode(node + "-" + hex.EncodeToString(b))}, nil
 }
 
 func redisDisplay(raw string) string {

@@ -348,8 +348,8 @@ func (c *cluster) simFault(t *testing.T, model string, fault map[string]any) {
 	resp.Body.Close()
 }
 
-// TestTwoNodesShareHealth: the vendor fails only for node A's questions
-// (its probes still pass); A takes L1 down, and node B's session, which
+// TestTwoNodesShareHealth: the vendor's completions fail; node A's
+// questions open its circuit (L1 down), and node B's session, which
 // asked nothing, moves to L2 and answers its next question there.
 func TestTwoNodesShareHealth(t *testing.T) {
 	c := startCluster(t)
@@ -378,8 +378,9 @@ func TestTwoNodesShareHealth(t *testing.T) {
 	if start := onB.ask("Why do you want to work here?"); start.Level != "L2" {
 		t.Fatalf("B's answer came from %s, want L2", start.Level)
 	}
-	if st := rdb.HGet(t.Context(), "poise:health:level:L1", "state").Val(); st != "down" {
-		t.Fatalf("poise:health:level:L1 state = %q, want down", st)
+	rec := rdb.HGetAll(t.Context(), "poise:health:vendor").Val()
+	if rec["state"] != "down" || rec["circuit"] == "closed" || rec["circuit"] == "" {
+		t.Fatalf("poise:health:vendor = %v, want state down and the circuit not closed", rec)
 	}
 }
 

@@ -2,8 +2,7 @@ package redisstore
 
 // The Redis keys of Poise's sessions and limits, in one place. Keys of
 // one session's resume state share the hash tag {id}, so a script may
-// touch both on Redis Cluster. (The health hashes, poise:health:*, are
-// written by the tiers health store for now; they belong here too.)
+// touch both on Redis Cluster.
 const (
 	// sessionKeyPrefix + id: hash per live session, the ops view: level,
 	// node, lang, seniority, connected ("1"/"0"), limit, updated_at (unix
@@ -23,7 +22,20 @@ const (
 	// The count keys are quota's: questions:<subject>,
 	// audio:<subject>, tokens:<subject>:<backend>.
 	limitKeyPrefix = "poise:limit:"
+	// healthKeyPrefix + backend: hash of one backend's circuit, shared
+	// by the nodes (HealthStore): state up|down, circuit
+	// closed|open|half_open, consecutive_pass, consecutive_fail,
+	// updated_at, and changed_at (the circuit's last change, which decides
+	// between nodes), open_until, cooldown_ms, last_trial (unix ms),
+	// reason, node. Expires a day after its last write.
+	healthKeyPrefix = "poise:health:"
+	// healthChannel: pub/sub channel; a merge that changed a circuit
+	// publishes the backend's name.
+	healthChannel = "poise:health:changes"
 )
+
+// healthKey is the circuit hash of backend.
+func healthKey(backend string) string { return healthKeyPrefix + backend }
 
 // sessionKey is the ops hash of session id.
 func sessionKey(id string) string { return sessionKeyPrefix + id }

@@ -146,3 +146,30 @@ func (s *Store) scripted(ctx context.Context, scripts []*redis.Script, fill func
 func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
+
+// mergeHealth merges one backend's circuit record (HealthStore.Merge):
+// the stored record stays when its changed_at is later than the new
+// one's; otherwise the new one is written, and a changed circuit is
+// published. KEYS[1] the hash; ARGV ttl ms, backend name, then the
+// values of healthFields. Returns the stored values in that order.
+var mergeHealth = redis.NewScript(`
+local fields = {'state', 'circuit', 'consecutive_pass', 'consecutive_fail', 'updated_at',
+  'changed_at', 'open_until', 'cooldown_ms', 'last_trial', 'reason', 'node'}
+local cur = redis.call('HMGET', KEYS[1], unpack(fields))
+if cur[1] and tonumber(cur[6] or '0') > tonumber(ARGV[8]) then
+  for i = 1, #fields do cur[i] = cur[i] or '' end
+  return cur
+end
+local kv = {}
+for i, f in ipairs(fields) do
+  kv[#kv + 1] = f
+  kv[#kv + 1] = ARGV[i + 2]
+end
+redis.call('HSET', KEYS[1], unpack(kv))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if cur[2] ~= ARGV[4] then
+  redis.call('PUBLISH', '` + healthChannel + `', ARGV[2])
+end
+local out = {}
+for i = 1, #fields do out[i] = ARGV[i + 2] end
+return out`)

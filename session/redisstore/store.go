@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/session"
-	"github.com/poise-dev/poise/tiers/health"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -171,7 +170,7 @@ func (s *Store) AddTransition(ctx context.Context, t session.Transition) error {
 // Sessions implements session.Store: it SCANs the session hashes (on every master
 // of a cluster), sorted by id.
 func (s *Store) Sessions(ctx context.Context) ([]session.SessionRecord, error) {
-	keys, err := health.ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
+	keys, err := ScanHashes(ctx, s.rdb, sessionKeyPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: scan sessions: %w", err)
 	}

@@ -59,32 +59,49 @@ func newGatewayCall(g *Handler, rq *chatRequest, w http.ResponseWriter) *gateway
 // left; then it writes the end of the response. It returns when the
 // response is complete or the client has gone.
 func (c *gatewayCall) run(ctx context.Context, targets []target) {
-	for _, t := range c.g.order(targets) {
-		if ctx.Err() != nil {
-			c.g.m.gatewayResponse(outcomeCanceled)
+	ordered := c.g.order(targets)
+	var held []target // open circuits: tried only when nothing else answered
+	for _, t := range ordered {
+		if !c.g.allow(t) {
+			held = append(held, t)
+			continue
+		}
+		if c.try(ctx, t) {
 			return
 		}
-		if c.excluded[t.ep.Model] {
-			continue
-		}
-		if wait, cooling := c.g.cool.remaining(t.key(), time.Now()); cooling {
-			if c.coolingWait == 0 || wait < c.coolingWait {
-				c.coolingWait = wait
-			}
-			continue
-		}
-		prefill, ok := c.prepare(t)
-		if !ok {
-			continue
-		}
-		c.continued = c.continued || prefill != ""
-		c.attempted = true
-		res := c.tryTarget(ctx, t, prefill)
-		if c.settle(ctx, t, res) {
+	}
+	for _, t := range held {
+		if c.try(ctx, t) {
 			return
 		}
 	}
 	c.exhausted()
+}
+
+// try runs t's attempts unless t is excluded, cooling down or unable to
+// take over a cut answer, and reports whether the request is over.
+func (c *gatewayCall) try(ctx context.Context, t target) bool {
+	if ctx.Err() != nil {
+		c.g.m.gatewayResponse(outcomeCanceled)
+		return true
+	}
+	if c.excluded[t.ep.Model] {
+		return false
+	}
+	if wait, cooling := c.g.cool.remaining(t.key(), time.Now()); cooling {
+		if c.coolingWait == 0 || wait < c.coolingWait {
+			c.coolingWait = wait
+		}
+		return false
+	}
+	prefill, ok := c.prepare(t)
+	if !ok {
+		return false
+	}
+	c.continued = c.continued || prefill != ""
+	c.attempted = true
+	res := c.tryTarget(ctx, t, prefill)
+	return c.settle(ctx, t, res)
 }
 
 // prepare decides how t takes over an answer that another endpoint cut:

@@ -130,6 +130,13 @@ func (g *Handler) order(ts []target) []target {
 	return out
 }
 
+// allow asks the health center whether t's endpoint takes a live request
+// now: closed circuits do; an open one only as its half-open trial, one
+// at a time, once its cooldown is over. A trial is reported by account.
+func (g *Handler) allow(t target) bool {
+	return g.health == nil || g.health.Allow(t.ep.Name)
+}
+
 // cooldowns remembers, per endpoint and model, until when a Retry-After
 // asked us not to come back. Safe for concurrent use.
 type cooldowns struct {

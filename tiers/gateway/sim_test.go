@@ -68,7 +68,7 @@ func endpointProbes(t testing.TB, cfg Config) []health.Probe {
 	}
 	var out []health.Probe
 	for _, e := range eps {
-		out = append(out, health.HTTPProbe(e.Name, level.None, e.BaseURL, e.APIKey, http.DefaultClient))
+		out = append(out, health.ListProbe(e.Name, level.None, e.BaseURL, e.APIKey, http.DefaultClient))
 	}
 	return out
 }

@@ -2,8 +2,6 @@ package health
 
 import (
 	"cmp"
-	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -18,124 +16,115 @@ import (
 
 // Health center tunables.
 const (
-	probeDownAfter   = 3                      // consecutive failed probe rounds that take level.L1 or level.L2 down
-	backendDownAfter = 3                      // consecutive failures (probes or live) that mark one backend down
-	storeTimeout     = 500 * time.Millisecond // per Store call
-	maxProbeTimeout  = 5 * time.Second        // per probe; also at most half the interval
-	jitterFraction   = 10                     // up to interval/jitterFraction is added to each wait
+	reportQueue     = 1024                   // reports waiting for the health goroutine; more are dropped
+	storeTimeout    = 500 * time.Millisecond // per Store call, in the sync goroutine
+	maxProbeTimeout = 5 * time.Second        // per probe; also at most half the interval
+	jitterFraction  = 10                     // up to interval/jitterFraction is added to each wait
 )
 
-// Event keys of the sliding windows in the Store.
-const (
-	keyL1AllDown = "l1:all_down" // all-down events: live questions and probe rounds
-	keyL2Fail    = "l2:fail"     // live failures of the local model
-)
-
-// levelKey names a level's record in the Store.
-func levelKey(l level.Level) string { return "level:" + l.String() }
-
-// Center is the health center: it probes every backend, counts failures
-// from live traffic, and decides which levels are usable. One Center
-// serves every session of the process (and, through a shared Store,
-// every node), so an outage is counted once, not per session, and a new
-// session starts at Supported() without paying for a known outage.
+// Center is the health center: one circuit per backend (see doc.go),
+// fed by probes and by reports from live traffic, and the levels derived
+// from them. One Center serves every session and the gateway of the
+// process; through a Store it shares its circuits with the other nodes.
 //
-// Rules: L1 goes down after l1.down_after all-down events
-// within l1.down_window_ms (a question on which every vendor failed, or a
-// probe round in which every vendor failed), or after 3 failed probe
-// rounds; L2 after l2.fail_after live failures within l2.fail_window_ms,
-// or 3 failed probe rounds; L3 on one template failure (live or probe). A
-// down level is up again after health.recover_after consecutive passing
-// probe rounds; a failure in between restarts the count.
-//
-// Safe for concurrent use. Run owns the probe goroutines.
+// Nothing here blocks on I/O: queries and Allow take mu for a map lookup,
+// Report is a non-blocking send to the health goroutine. Run owns that
+// goroutine, the probes and the store sync. Safe for concurrent use.
 type Center struct {
-	cfg    Config
-	probes map[level.Level][]Probe // immutable after New
-	store  Store
-	now    func() time.Time
-	log    zerolog.Logger
-	m      *Metrics
-	node   string        // prefixes live event ids, unique per process
-	seq    atomic.Uint64 // live event ids
-
-	// judge serializes "store update, then decide a transition" so that
-	// this node never applies an older decision after a newer one.
-	judge sync.Mutex
+	cfg     Config
+	probes  map[string]Probe         // by backend; immutable after New
+	byLevel map[level.Level][]string // backend names per level; immutable
+	store   Store                    // nil: this node alone
+	node    string                   // this node's name in the shared records
+	log     zerolog.Logger
+	m       *Metrics
+	reports chan report   // to the health goroutine; never closed
+	kick    chan struct{} // cap 1: a circuit changed, sync soon
+	outage  *Outage       // the store's failures, for the log
+	now     func() time.Time
+	running atomic.Bool // the health goroutine drains reports
 
 	mu        sync.Mutex
+	circuits  map[string]*circuit      // Guarded by mu.
 	levelDown map[level.Level]bool     // Guarded by mu.
-	backends  map[string]BackendState  // Guarded by mu.
 	subs      map[*subscriber]struct{} // Guarded by mu.
+}
+
+// report is one live request's end, for the health goroutine.
+type report struct {
+	backend string
+	ok      bool
+	class   upstream.Class
+	at      time.Time
 }
 
 // Option adjusts New.
 type Option func(*Center)
 
-// WithStore shares the health state through s (default: a MemoryStore).
+// WithStore shares the circuits through s (default: none, this node
+// judges alone).
 func WithStore(s Store) Option { return func(h *Center) { h.store = s } }
 
-// WithClock replaces time.Now, for tests.
+// WithClock replaces time.Now for the circuits, for tests that do not
+// Run the center (Run's timers use the real clock; use testing/synctest).
 func WithClock(now func() time.Time) Option { return func(h *Center) { h.now = now } }
 
-// WithNode names this node in event ids (default: a random id).
+// WithNode names this node in the shared records (default: a random id).
 func WithNode(name string) Option { return func(h *Center) { h.node = name } }
 
 // New returns a health center for cfg over probes: one per backend (a
 // later probe of the same name replaces an earlier one). The caller builds
-// them from its configuration (HTTPProbe, FirstTokenProbe, the templates'
-// check), so the center knows backends and levels, not who uses them. A
-// level is configured when it has a probe; Supported never returns an
-// unconfigured level. Call Run to start probing.
+// them from its configuration (CompletionProbe, ListProbe, WhisperProbe,
+// the templates' check), so the center knows backends and levels, not who
+// uses them. A level is configured when it has a probe; Supported never
+// returns an unconfigured level. Call Run to start probing.
 func New(cfg Config, probes []Probe, log zerolog.Logger, m *Metrics, opts ...Option) *Center {
 	h := &Center{
 		cfg:       cfg.withDefaults(),
-		probes:    map[level.Level][]Probe{},
-		now:       time.Now,
+		probes:    map[string]Probe{},
+		byLevel:   map[level.Level][]string{},
+		node:      strconv.FormatUint(rand.Uint64(), 36),
 		log:       log,
 		m:         m,
-		node:      strconv.FormatUint(rand.Uint64(), 36),
+		now:       time.Now,
+		reports:   make(chan report, reportQueue),
+		kick:      make(chan struct{}, 1),
+		circuits:  map[string]*circuit{},
 		levelDown: map[level.Level]bool{},
-		backends:  map[string]BackendState{},
 		subs:      map[*subscriber]struct{}{},
 	}
 	for _, o := range opts {
 		o(h)
 	}
-	if h.store == nil {
-		h.store = NewMemoryStore()
-	}
+	h.outage = NewOutage(0, nil, log, "tiers: health: shared store failed; this node judges alone",
+		"tiers: health: shared store answers again")
 	h.addProbes(probes)
 	return h
 }
 
 func (h *Center) addProbes(probes []Probe) {
-	byName := map[string]Probe{}
-	var order []string
 	for _, p := range probes {
 		if p.Check == nil || p.Level < level.None || p.Level > level.L3 {
 			h.log.Warn().Str("backend", p.Name).Msg("tiers: health: probe ignored: no check or bad level")
 			continue
 		}
-		if _, seen := byName[p.Name]; !seen {
-			order = append(order, p.Name)
+		if old, ok := h.probes[p.Name]; ok {
+			h.byLevel[old.Level] = slices.DeleteFunc(h.byLevel[old.Level], func(n string) bool { return n == p.Name })
 		}
-		byName[p.Name] = p
-	}
-	for _, name := range order {
-		p := byName[name]
-		h.probes[p.Level] = append(h.probes[p.Level], p)
-		h.backends[name] = BackendState{Name: name, State: StateUp}
-		h.m.setUp(name, true)
+		h.probes[p.Name] = p
+		h.byLevel[p.Level] = append(h.byLevel[p.Level], p.Name)
+		h.circuits[p.Name] = newCircuit(p.Name, p.Level, h.cfg.policy(p.Level), h.node)
+		h.m.setCircuit(p.Name, Closed)
 	}
 }
 
 // Configured reports whether level l has a backend to probe.
-func (h *Center) Configured(l level.Level) bool { return len(h.probes[l]) > 0 }
+func (h *Center) Configured(l level.Level) bool { return len(h.byLevel[l]) > 0 }
 
 // Supported returns the best level usable now: L1 if vendors are
-// configured and up, else L2 if the local model is, else L3 if templates
-// are, else L4. It reads a cache and never blocks on I/O.
+// configured and one of their circuits is closed, else L2 if the local
+// model's is, else L3 if the template store's is, else L4. It reads
+// memory and never blocks on I/O.
 func (h *Center) Supported() level.Level {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -147,211 +136,190 @@ func (h *Center) Supported() level.Level {
 	return level.L4
 }
 
-// Down reports whether the health center has marked level l down. An
-// unconfigured level is not "down"; callers check their own configuration.
+// Down reports whether level l is down: configured, and none of its
+// backends' circuits is closed. An unconfigured level is not "down";
+// callers check their own configuration.
 func (h *Center) Down(l level.Level) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.levelDown[l]
 }
 
-// BackendUp reports whether backend name is up (unknown names are up).
-func (h *Center) BackendUp(name string) bool {
+// BackendUp reports whether backend's circuit is closed (unknown names
+// are up).
+func (h *Center) BackendUp(backend string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st, ok := h.backends[name]
-	return !ok || st.State != StateDown
+	c, ok := h.circuits[backend]
+	return !ok || c.state == Closed
 }
 
-// Backends returns the last known state of every backend, sorted by name,
-// for the ops view. It reads a cache and never blocks on I/O.
-func (h *Center) Backends() []BackendState {
+// Circuit returns backend's circuit state (Closed for unknown names).
+func (h *Center) Circuit(backend string) Circuit {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]BackendState, 0, len(h.backends))
-	for _, st := range h.backends {
-		out = append(out, st)
+	if c, ok := h.circuits[backend]; ok {
+		return c.state
+	}
+	return Closed
+}
+
+// Allow reports whether a live request may go to backend now, and admits
+// it as the half-open trial when it is one: closed → yes; open → no until
+// the cooldown is over, then yes for one trial (the circuit turns
+// half-open); half-open → yes for one trial at a time. The caller that got
+// yes reports the request's end with Report (a trial with no report
+// counts as failed after trialTimeout). Unknown backends are allowed. It
+// never blocks on I/O.
+func (h *Center) Allow(backend string) bool {
+	h.mu.Lock()
+	c, known := h.circuits[backend]
+	if !known {
+		h.mu.Unlock()
+		return true
+	}
+	_, ok, ch := c.allow(h.now())
+	lv := h.judgeLevelsLocked(ch)
+	h.mu.Unlock()
+	h.announce(lv, ch)
+	return ok
+}
+
+// Report records the end of one live request to backend: ok, or failed
+// with class. A failure whose class does not count against health (see
+// upstream.Class) is ignored. It never blocks: the report goes to the
+// health goroutine on a bounded queue, and when that is full it is
+// dropped and counted (poise_health_reports_dropped_total). Before Run
+// starts (and after it returns) there is no health goroutine, and the
+// report is applied at once, in memory.
+func (h *Center) Report(backend string, ok bool, class upstream.Class) {
+	if !ok && !class.CountsAgainstHealth() {
+		return
+	}
+	r := report{backend: backend, ok: ok, class: class, at: h.now()}
+	if !h.running.Load() {
+		h.applyReport(r)
+		return
+	}
+	select {
+	case h.reports <- r:
+	default:
+		h.m.dropped()
+	}
+}
+
+// ReportSuccess is Report(backend, true, ClassNone).
+func (h *Center) ReportSuccess(backend string) { h.Report(backend, true, upstream.ClassNone) }
+
+// ReportResult is Report(backend, false, class); the level is the
+// backend's own and is ignored.
+func (h *Center) ReportResult(_ level.Level, backend string, class upstream.Class) {
+	h.Report(backend, false, class)
+}
+
+// Backends returns every circuit's record, sorted by name, for the ops
+// view. It reads memory and never blocks on I/O.
+func (h *Center) Backends() []BackendState {
+	now := h.now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]BackendState, 0, len(h.circuits))
+	for _, c := range h.circuits {
+		out = append(out, c.record(now))
 	}
 	slices.SortFunc(out, func(a, b BackendState) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
-// storeCtx bounds one Store call; reports from a cancelled question
-// must still be recorded, so it does not inherit the caller's cancel.
-func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+// applyReport feeds one report to its circuit. Health goroutine.
+func (h *Center) applyReport(r report) {
+	h.update(r.backend, func(c *circuit) *change {
+		if r.ok {
+			return c.pass(r.at, r.at, 0, true)
+		}
+		return c.fail(r.at, 0, true, "live "+string(r.class))
+	})
 }
 
-// eventID returns a fresh id for a live event.
-func (h *Center) eventID() string { return fmt.Sprintf("%s-%d", h.node, h.seq.Add(1)) }
-
-// round is the probe round that t falls in.
-func (h *Center) round(t time.Time) int64 {
-	return t.UnixMilli() / int64(h.cfg.IntervalMS)
-}
-
-// ReportSuccess records a live request to backend that ended well. It
-// clears the backend's live failure streak, so that failures spread over
-// hours never add up to a down backend (or an open gateway circuit); it
-// counts as a passing check of the current probe round, which a failure in
-// the same round still outranks. A down backend is left to its probes. It
-// touches the store only when there is a streak to clear.
-func (h *Center) ReportSuccess(backend string) {
+// update runs f on backend's circuit under mu, derives the levels, and
+// announces what changed outside the lock.
+func (h *Center) update(backend string, f func(*circuit) *change) {
 	h.mu.Lock()
-	rec, ok := h.backends[backend]
+	c, ok := h.circuits[backend]
+	if !ok {
+		h.mu.Unlock()
+		return
+	}
+	ch := f(c)
+	lv := h.judgeLevelsLocked(ch)
 	h.mu.Unlock()
-	if !ok || rec.State == StateDown || rec.ConsecutiveFail == 0 {
-		return
-	}
-	ctx, cancel := storeCtx(context.Background())
-	defer cancel()
-	h.judge.Lock()
-	defer h.judge.Unlock()
-	now := h.now()
-	st, err := h.store.Probe(ctx, backend, h.round(now), true, now)
-	if err != nil {
-		h.storeError(err, "success")
-		return
-	}
-	h.judgeBackend(ctx, st)
+	h.announce(lv, ch)
 }
 
-// ReportResult records the end of one live request to backend at level.
-// Failures whose class counts against health (see Class) feed the
-// backend's streak and, for the local model, L2's failure window; a
-// template failure takes L3 down. Success and our own cancellations change
-// nothing. It blocks for at most a few store calls (storeTimeout each).
-func (h *Center) ReportResult(lvl level.Level, backend string, class upstream.Class) {
-	if !class.CountsAgainstHealth() {
-		return
+// levelChange is a level going down or back up, for the log.
+type levelChange struct {
+	level level.Level
+	down  bool
+}
+
+// judgeLevelsLocked derives every level from its circuits after ch (nil:
+// nothing changed) and signals subscribers of the levels that changed: a
+// level is down when none of its backends' circuits is closed. The
+// caller holds mu.
+func (h *Center) judgeLevelsLocked(ch *change) []levelChange {
+	if ch == nil {
+		return nil
 	}
-	ctx, cancel := storeCtx(context.Background())
-	defer cancel()
-	h.judge.Lock()
-	defer h.judge.Unlock()
-	now := h.now()
-	if rec, err := h.store.Fail(ctx, backend, now); err != nil {
-		h.storeError(err, "fail")
-	} else {
-		h.judgeBackend(ctx, rec)
-	}
-	switch lvl {
-	case level.L2:
-		n, err := h.store.AddEvent(ctx, keyL2Fail, h.eventID(), now, ms(h.cfg.L2FailWindowMS))
-		if err != nil {
-			h.storeError(err, "event")
-			return
+	var out []levelChange
+	for l := level.L1; l <= level.L3; l++ {
+		names := h.byLevel[l]
+		if len(names) == 0 {
+			continue
 		}
-		if n >= h.cfg.L2FailAfter {
-			h.setLevel(ctx, level.L2, StateDown, fmt.Sprintf("%d live failures of %s", n, backend))
-		}
-	case level.L3:
-		h.setLevel(ctx, level.L3, StateDown, fmt.Sprintf("template failure (%s)", class))
-	}
-}
-
-// ReportAllDown records a question on which every L1 vendor failed with a
-// class that counts against health: one all-down event.
-func (h *Center) ReportAllDown() {
-	ctx, cancel := storeCtx(context.Background())
-	defer cancel()
-	h.judge.Lock()
-	defer h.judge.Unlock()
-	h.countAllDown(ctx, h.eventID(), "every vendor failed a question")
-}
-
-// countAllDown adds one all-down event and takes L1 down at the threshold.
-// The caller holds judge.
-func (h *Center) countAllDown(ctx context.Context, id, why string) {
-	n, err := h.store.AddEvent(ctx, keyL1AllDown, id, h.now(), ms(h.cfg.L1DownWindowMS))
-	if err != nil {
-		h.storeError(err, "event")
-		return
-	}
-	if n >= h.cfg.L1DownAfter {
-		h.setLevel(ctx, level.L1, StateDown, fmt.Sprintf("%d all-down events, last: %s", n, why))
-	}
-}
-
-// judgeBackend applies rec and moves the backend down after
-// backendDownAfter failures, or up after recover_after passing probes.
-// The caller holds judge.
-func (h *Center) judgeBackend(ctx context.Context, rec BackendState) {
-	want := rec.State
-	switch {
-	case rec.State != StateDown && rec.ConsecutiveFail >= backendDownAfter:
-		want = StateDown
-	case rec.State == StateDown && rec.ConsecutivePass >= h.cfg.RecoverAfter:
-		want = StateUp
-	}
-	if want != rec.State {
-		st, changed, err := h.store.SetState(ctx, rec.Name, want, h.now())
-		if err != nil {
-			h.storeError(err, "set state")
-		} else {
-			rec = st
-			if changed {
-				h.log.Info().Str("backend", rec.Name).Str("state", string(rec.State)).Msg("tiers: health: backend state changed")
+		down := true
+		for _, n := range names {
+			if h.circuits[n].state == Closed {
+				down = false
+				break
 			}
 		}
-	}
-	h.applyBackend(rec)
-}
-
-// applyBackend updates the cache of one backend.
-func (h *Center) applyBackend(rec BackendState) {
-	h.mu.Lock()
-	prev, known := h.backends[rec.Name]
-	h.backends[rec.Name] = rec
-	h.mu.Unlock()
-	if !known || prev.State != rec.State {
-		h.m.setUp(rec.Name, rec.State != StateDown)
-	}
-}
-
-// setLevel moves level l to s in the store and applies the result; going
-// up clears the level's failure window so old failures cannot take it
-// down again at once. The caller holds judge.
-func (h *Center) setLevel(ctx context.Context, l level.Level, s State, why string) {
-	rec, changed, err := h.store.SetState(ctx, levelKey(l), s, h.now())
-	if err != nil {
-		h.storeError(err, "set level")
-		return
-	}
-	if changed {
-		ev := h.log.Warn()
-		if s == StateUp {
-			ev = h.log.Info()
-			key := keyL1AllDown
-			if l == level.L2 {
-				key = keyL2Fail
-			}
-			if err := h.store.ClearEvents(ctx, key); err != nil {
-				h.storeError(err, "clear events")
-			}
+		if h.levelDown[l] == down {
+			continue
 		}
-		ev.Str("answer_level", l.String()).Str("state", string(s)).Str("why", why).Msg("tiers: health: level state changed")
+		h.levelDown[l] = down
+		out = append(out, levelChange{level: l, down: down})
+		sig := level.Signal{Event: level.Recovered, Level: l}
+		if down {
+			sig.Event = level.DownEvent(l)
+		}
+		h.broadcastLocked(sig)
 	}
-	h.applyLevel(l, rec.State)
+	return out
 }
 
-// applyLevel updates the cache of level l and signals subscribers when
-// this node sees it change.
-func (h *Center) applyLevel(l level.Level, s State) {
-	down := s == StateDown
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.levelDown[l] == down {
+// announce logs and counts a circuit change and the level changes it
+// caused, and asks the sync goroutine to share it. Called without mu.
+func (h *Center) announce(lv []levelChange, ch *change) {
+	if ch == nil {
 		return
 	}
-	h.levelDown[l] = down
-	sig := level.Signal{Event: level.Recovered, Level: l}
-	if down {
-		sig.Event = level.DownEvent(l)
+	ev := h.log.Info()
+	if ch.to == Open {
+		ev = h.log.Warn()
 	}
-	h.broadcastLocked(sig)
-}
-
-func (h *Center) storeError(err error, op string) {
-	h.log.Warn().Err(err).Str("op", op).Msg("tiers: health: store failed; keeping the last known state")
+	ev.Str("backend", ch.name).Str("from", string(ch.from)).Str("to", string(ch.to)).Str("why", ch.reason).
+		Msg("tiers: health: circuit changed")
+	h.m.setCircuit(ch.name, ch.to)
+	for _, l := range lv {
+		state := StateUp
+		if l.down {
+			state = StateDown
+		}
+		h.log.Info().Str("answer_level", l.level.String()).Str("state", string(state)).Str("backend", ch.name).
+			Msg("tiers: health: level state changed")
+	}
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
 }

@@ -3,415 +3,378 @@ package health
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
-// fakeClock is an injected clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+// testConfig: 1 s probes, 1 s base cooldown (capped at the interval),
+// three passes to close.
+func testConfig() Config {
+	return Config{IntervalMS: 1000, RecoverAfter: 3, CooldownMS: 1000, L1DownAfter: 3, L1DownWindowMS: 10000,
+		L2FailAfter: 5, L2FailWindowMS: 10000}
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
+// simRig is a Center over two L1 vendors and the local model, all served
+// by one vendorsim on the in-memory network. Build it inside a bubble.
+type simRig struct {
+	h      *Center
+	sim    *vendorsim.Server
+	sigs   <-chan level.Signal
+	reg    *prometheus.Registry
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+const simURL = "http://sim:80/v1"
 
-// switchProbe is a probe whose result the test sets.
-type switchProbe struct {
-	mu    sync.Mutex
-	err   error
-	calls atomic.Int64
-}
-
-func (p *switchProbe) set(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.err = err
-}
-
-func (p *switchProbe) check(context.Context) error {
-	p.calls.Add(1)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
-var errProbe = errors.New("probe: 503")
-
-// testHealthConfig uses small numbers: 1 s probe rounds, 10 s windows.
-func testHealthConfig() Config {
-	return Config{IntervalMS: 1000, RecoverAfter: 3, L1DownAfter: 3, L1DownWindowMS: 10000, L2FailAfter: 5, L2FailWindowMS: 10000}
-}
-
-// healthRig is a Health over func probes for two vendors, the local model
-// and the templates, with an injected clock.
-type healthRig struct {
-	h                 *Center
-	clock             *fakeClock
-	a, b, local, tmpl *switchProbe
-	signals           <-chan level.Signal
-}
-
-func newHealthRig(t *testing.T, m *Metrics, opts ...Option) *healthRig {
+func newSimRig(t *testing.T, cfg Config, probe func(name string, l level.Level, model string, hc *http.Client) Probe, opts ...Option) *simRig {
 	t.Helper()
-	r := &healthRig{clock: newFakeClock(), a: &switchProbe{}, b: &switchProbe{}, local: &switchProbe{}, tmpl: &switchProbe{}}
-	probes := []Probe{
-		{Name: "a", Level: level.L1, Check: r.a.check},
-		{Name: "b", Level: level.L1, Check: r.b.check},
-		{Name: "local", Level: level.L2, Check: r.local.check},
-		{Name: "templates", Level: level.L3, Check: r.tmpl.check},
-	}
-	r.h = New(testHealthConfig(), probes, zerolog.Nop(), m, append([]Option{WithClock(r.clock.Now)}, opts...)...)
-	sigs, cancel := r.h.Subscribe(16)
-	t.Cleanup(cancel)
-	r.signals = sigs
+	n := vendorsim.NewMemNet()
+	sim := vendorsim.New(vendorsim.Options{TokenDelay: 5 * time.Millisecond})
+	n.Serve("sim:80", sim)
+	r := &simRig{sim: sim, reg: prometheus.NewRegistry()}
+	probes := []Probe{probe("a", level.L1, "model-a", n.Client()), probe("b", level.L1, "model-b", n.Client()),
+		probe("local", level.L2, "model-local", n.Client())}
+	r.h = New(cfg, probes, zerolog.Nop(), NewMetrics(r.reg), opts...)
+	sigs, unsub := r.h.Subscribe(64)
+	r.sigs = sigs
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.wg.Go(func() { r.h.Run(ctx) })
+	t.Cleanup(func() {
+		unsub()
+		cancel()
+		r.wg.Wait()
+		sim.Close()
+		n.Close()
+	})
 	return r
 }
 
-// round advances the clock to the next probe round and probes once.
-func (r *healthRig) round(t *testing.T) {
-	t.Helper()
-	r.clock.Advance(time.Second)
-	r.h.CheckNow(t.Context())
+func completionProbe(name string, l level.Level, model string, hc *http.Client) Probe {
+	return CompletionProbe(name, l, upstream.Endpoint{Name: name, BaseURL: simURL, Model: model}, 500*time.Millisecond, hc)
 }
 
-// expectSignal fails unless the next signal is want.
-func (r *healthRig) expectSignal(t *testing.T, want level.Signal) {
-	t.Helper()
-	select {
-	case got := <-r.signals:
-		if got != want {
-			t.Fatalf("signal %+v, want %+v", got, want)
-		}
-	default:
-		t.Fatalf("no signal, want %+v", want)
-	}
+func listProbe(name string, l level.Level, _ string, hc *http.Client) Probe {
+	return ListProbe(name, l, simURL, "", hc)
 }
 
-// expectNoSignal fails if a signal is pending.
-func (r *healthRig) expectNoSignal(t *testing.T) {
-	t.Helper()
-	select {
-	case got := <-r.signals:
-		t.Fatalf("unexpected signal %+v", got)
-	default:
-	}
-}
-
-func TestHealthAllDownEventsTakeL1Down(t *testing.T) {
-	r := newHealthRig(t, nil)
-	if got := r.h.Supported(); got != level.L1 {
-		t.Fatalf("Supported() = %v at start, want L1", got)
-	}
-	for i := range 2 {
-		r.h.ReportAllDown()
-		r.clock.Advance(2 * time.Second)
-		if r.h.Down(level.L1) {
-			t.Fatalf("L1 down after %d all-down events, want 3", i+1)
+// signals drains the signals received so far.
+func (r *simRig) signals() []level.Signal {
+	var out []level.Signal
+	for {
+		select {
+		case s := <-r.sigs:
+			out = append(out, s)
+		default:
+			return out
 		}
 	}
-	r.expectNoSignal(t)
-	r.h.ReportAllDown()
-	if !r.h.Down(level.L1) {
-		t.Fatal("L1 not down after 3 all-down events within the window")
-	}
-	r.expectSignal(t, level.Signal{Event: level.VendorAllDown, Level: level.L1})
-	if got := r.h.Supported(); got != level.L2 {
-		t.Fatalf("Supported() = %v, want L2", got)
-	}
 }
 
-func TestHealthAllDownEventsOutsideWindow(t *testing.T) {
-	r := newHealthRig(t, nil)
-	for range 3 {
-		r.h.ReportAllDown()
-		r.clock.Advance(6 * time.Second) // the window is 10 s: never 3 inside it
-	}
-	if r.h.Down(level.L1) {
-		t.Fatal("L1 down from events spread beyond the window")
-	}
-	r.expectNoSignal(t)
-}
-
-func TestHealthLocalTimeoutsTakeL2Down(t *testing.T) {
-	r := newHealthRig(t, nil)
-	// Classes that do not count against health change nothing.
-	for _, c := range []upstream.Class{upstream.ClassNone, upstream.ClassCanceled, upstream.ClassContextLength, upstream.ClassBadRequest, upstream.ClassRefused} {
-		r.h.ReportResult(level.L2, "local", c)
-	}
-	for i := range 4 {
-		r.h.ReportResult(level.L2, "local", upstream.ClassTimeout)
-		if r.h.Down(level.L2) {
-			t.Fatalf("L2 down after %d timeouts, want 5", i+1)
+// failLive reports n live 503s for each backend, as answers would.
+func (r *simRig) failLive(n int, backends ...string) {
+	for range n {
+		for _, b := range backends {
+			r.h.Report(b, false, upstream.ClassServer)
 		}
 	}
-	r.expectNoSignal(t)
-	r.h.ReportResult(level.L2, "local", upstream.ClassTimeout)
-	if !r.h.Down(level.L2) {
-		t.Fatal("L2 not down after 5 timeouts")
-	}
-	r.expectSignal(t, level.Signal{Event: level.LocalFailing, Level: level.L2})
 }
 
-func TestHealthRecoveryNeedsConsecutivePasses(t *testing.T) {
-	r := newHealthRig(t, nil)
-	for range 3 {
-		r.h.ReportAllDown()
-	}
-	r.expectSignal(t, level.Signal{Event: level.VendorAllDown, Level: level.L1})
-
-	// pass, fail, pass, pass: the fail restarts the count, so not yet.
-	r.round(t)
-	r.a.set(errProbe)
-	r.b.set(errProbe)
-	r.round(t)
-	r.a.set(nil)
-	r.b.set(nil)
-	r.round(t)
-	r.round(t)
-	if !r.h.Down(level.L1) {
-		t.Fatal("L1 up after pass, fail, pass, pass; the fail must restart the count")
-	}
-	r.expectNoSignal(t)
-	r.round(t) // the third pass after the fail
-	if r.h.Down(level.L1) {
-		t.Fatal("L1 still down after 3 consecutive passing rounds")
-	}
-	r.expectSignal(t, level.Signal{Event: level.Recovered, Level: level.L1})
-
-	// The old events were cleared: one new all-down event is not a fourth.
-	r.h.ReportAllDown()
-	if r.h.Down(level.L1) {
-		t.Fatal("L1 down again from events counted before the recovery")
-	}
-}
-
-func TestHealthOneVendorPassingIsAPassingRound(t *testing.T) {
-	r := newHealthRig(t, nil)
-	for range 3 {
-		r.h.ReportAllDown()
-	}
-	r.a.set(errProbe) // b alone keeps level.L1 usable
-	for range 3 {
-		r.round(t)
-	}
-	if r.h.Down(level.L1) {
-		t.Fatal("L1 still down although vendor b passed 3 rounds")
-	}
-}
-
-func TestHealthProbeRoundsTakeLevelsDown(t *testing.T) {
-	r := newHealthRig(t, nil)
-	r.a.set(errProbe)
-	r.b.set(errProbe)
-	r.local.set(errProbe)
-	r.round(t)
-	r.round(t)
-	if r.h.Down(level.L1) || r.h.Down(level.L2) {
-		t.Fatal("a level went down after 2 failed probe rounds, want 3")
-	}
-	r.round(t)
-	if !r.h.Down(level.L1) || !r.h.Down(level.L2) {
-		t.Fatalf("after 3 failed rounds: L1 down %v, L2 down %v; want both", r.h.Down(level.L1), r.h.Down(level.L2))
-	}
-	if got := r.h.Supported(); got != level.L3 {
-		t.Fatalf("Supported() = %v, want L3", got)
-	}
-	r.tmpl.set(errProbe)
-	r.round(t)
-	if got := r.h.Supported(); got != level.L4 {
-		t.Fatalf("Supported() = %v after a template probe failure, want L4", got)
-	}
-}
-
-func TestHealthTemplateFailureTakesL3Down(t *testing.T) {
-	r := newHealthRig(t, nil)
-	r.h.ReportResult(level.L3, "templates", upstream.ClassServer)
-	if !r.h.Down(level.L3) {
-		t.Fatal("L3 not down after a template failure")
-	}
-	r.expectSignal(t, level.Signal{Event: level.TemplatesFailing, Level: level.L3})
-	for range 3 {
-		r.round(t)
-	}
-	if r.h.Down(level.L3) {
-		t.Fatal("L3 still down after 3 passing template probes")
-	}
-	r.expectSignal(t, level.Signal{Event: level.Recovered, Level: level.L3})
-}
-
-func TestHealthBackendStateAndMetrics(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	r := newHealthRig(t, NewMetrics(reg))
-	r.a.set(errProbe)
-	for range 3 {
-		r.round(t)
-	}
-	if r.h.BackendUp("a") || !r.h.BackendUp("b") {
-		t.Fatalf("BackendUp a=%v b=%v, want false, true", r.h.BackendUp("a"), r.h.BackendUp("b"))
-	}
-	var a BackendState
-	for _, st := range r.h.Backends() {
-		if st.Name == "a" {
-			a = st
-		}
-	}
-	if a.State != StateDown || !a.UpdatedAt.Equal(r.clock.Now()) {
-		t.Fatalf("backend a = %+v, want down, updated now", a)
-	}
-	if got := gaugeValue(t, reg, "poise_backend_up", map[string]string{"backend": "a"}); got != 0 {
-		t.Fatalf("poise_backend_up{backend=a} = %v, want 0", got)
-	}
-	if got := gaugeValue(t, reg, "poise_backend_up", map[string]string{"backend": "b"}); got != 1 {
-		t.Fatalf("poise_backend_up{backend=b} = %v, want 1", got)
-	}
-	// Live failures count too, and 3 passing probes bring it back.
-	r.a.set(nil)
-	for range 3 {
-		r.round(t)
-	}
-	if !r.h.BackendUp("a") {
-		t.Fatal("backend a still down after 3 passing probes")
-	}
-	for range 3 {
-		r.h.ReportResult(level.L1, "b", upstream.ClassServer)
-	}
-	if r.h.BackendUp("b") {
-		t.Fatal("backend b up after 3 live server errors")
-	}
-}
-
-func TestHealthSubscribeNeverBlocks(t *testing.T) {
-	h := New(testHealthConfig(), []Probe{{Name: "a", Level: level.L1, Check: func(context.Context) error { return nil }}}, zerolog.Nop(), nil)
-	slow, cancelSlow := h.Subscribe(1)
-	fast, cancelFast := h.Subscribe(4)
-	defer cancelFast()
-	for range 3 {
-		h.ReportAllDown()
-	}
-	h.ReportResult(level.L3, "templates", upstream.ClassServer) // a second signal: level.L3 down
-	if got := len(fast); got != 2 {
-		t.Fatalf("fast subscriber has %d signals, want 2", got)
-	}
-	if got := len(slow); got != 1 {
-		t.Fatalf("slow subscriber has %d signals, want 1 (the rest dropped)", got)
-	}
-	cancelSlow()
-	cancelSlow() // idempotent
-	<-slow       // the buffered signal
-	if _, open := <-slow; open {
-		t.Fatal("channel still open after cancel")
-	}
-}
-
-func TestMemoryStoreEventsAreIdempotent(t *testing.T) {
-	s := NewMemoryStore()
-	ctx := t.Context()
-	at := time.Unix(100, 0)
-	n1, _ := s.AddEvent(ctx, "k", "probe:7", at, time.Minute)
-	n2, _ := s.AddEvent(ctx, "k", "probe:7", at, time.Minute) // another node, same round
-	n3, _ := s.AddEvent(ctx, "k", "node1-1", at.Add(2*time.Minute), time.Minute)
-	if n1 != 1 || n2 != 1 || n3 != 1 {
-		t.Fatalf("counts %d %d %d, want 1 1 1 (dedup, then the old one expired)", n1, n2, n3)
-	}
-}
-
-func TestHealthSharedStoreAcrossNodes(t *testing.T) {
-	store := NewMemoryStore()
-	clock := newFakeClock()
-	probe := &switchProbe{}
-	mk := func(node string) *Center {
-		return New(testHealthConfig(), []Probe{{Name: "a", Level: level.L1, Check: probe.check}}, zerolog.Nop(), nil,
-			WithStore(store), WithClock(clock.Now), WithNode(node))
-	}
-	n1, n2 := mk("n1"), mk("n2")
-	// Events from two nodes add up.
-	n1.ReportAllDown()
-	n2.ReportAllDown()
-	n1.ReportAllDown()
-	if !n1.Down(level.L1) {
-		t.Fatal("node 1 did not take L1 down after 3 events from two nodes")
-	}
-	// Both nodes probe the same rounds: 3 passing rounds, not 6 passes.
-	// Node 2 learns that L1 is down from the shared state.
-	for i := range 3 {
-		clock.Advance(time.Second)
-		n1.CheckNow(t.Context())
-		n2.CheckNow(t.Context())
-		if i < 2 && (!n1.Down(level.L1) || !n2.Down(level.L1)) {
-			t.Fatalf("after %d rounds probed by two nodes: node 1 down %v, node 2 down %v; want both (no double count)",
-				i+1, n1.Down(level.L1), n2.Down(level.L1))
-		}
-	}
-	if n1.Down(level.L1) || n2.Down(level.L1) {
-		t.Fatal("L1 still down after 3 passing rounds")
-	}
-}
-
-func TestHealthRunProbesOnSchedule(t *testing.T) {
+// TestPartialOutageStaysDown: with completions failing (503) and the model
+// list up, the completion probes keep L1 down for as long as it lasts —
+// no L1 recovery, no flicker — and L1 comes back within recover_after
+// trials of the heal. With the list probe the same outage flickers, which
+// is why the completion probe is the default.
+func TestPartialOutageStaysDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &switchProbe{}
-		h := New(testHealthConfig(), []Probe{
-			{Name: "a", Level: level.L1, Check: p.check},
-		}, zerolog.Nop(), nil)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- h.Run(ctx) }()
-		// Probes at 0 s, then every 1 s plus up to 0.1 s of jitter: by
-		// 3.5 s exactly 4 (the 4th is due by 3.3 s, the 5th not before 4 s).
-		time.Sleep(3500 * time.Millisecond)
+		r := newSimRig(t, testConfig(), completionProbe)
 		synctest.Wait()
-		if got := p.calls.Load(); got != 4 {
-			t.Errorf("%d probes by 3.5 s, want 4", got)
+		r.sim.SetFault("model-a", vendorsim.Fault{Status: 503})
+		r.sim.SetFault("model-b", vendorsim.Fault{Status: 503})
+		r.failLive(3, "a", "b")
+		time.Sleep(10 * time.Millisecond)
+		if !r.h.Down(level.L1) || r.h.Supported() != level.L2 {
+			t.Fatalf("after 3 live failures per vendor: L1 down %v, supported %v", r.h.Down(level.L1), r.h.Supported())
 		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("Run() = %v, want nil", err)
+		r.signals()
+		time.Sleep(60 * time.Second)
+		for _, s := range r.signals() {
+			t.Fatalf("signal %+v during a partial outage; want none", s)
+		}
+		if got := gaugeValue(t, r.reg, "poise_circuit_state", map[string]string{"backend": "a", "state": "open"}); got != 1 {
+			t.Fatalf("poise_circuit_state{a,open} = %v during the outage", got)
+		}
+		r.sim.ClearFaults()
+		healed := time.Now()
+		for r.h.Down(level.L1) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		// cooldown (capped at the interval) + recover_after trials 1 s apart.
+		if took := time.Since(healed); took > 4*time.Second {
+			t.Fatalf("L1 up %v after the heal, want within 4s", took)
+		}
+		if got := gaugeValue(t, r.reg, "poise_backend_up", map[string]string{"backend": "a"}); got != 1 {
+			t.Fatalf("poise_backend_up{a} = %v after the heal", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRig(t, testConfig(), listProbe)
+		synctest.Wait()
+		r.sim.SetFault("model-a", vendorsim.Fault{Status: 503})
+		r.sim.SetFault("model-b", vendorsim.Fault{Status: 503})
+		r.failLive(3, "a", "b")
+		time.Sleep(10 * time.Second)
+		if r.h.Down(level.L1) {
+			t.Fatal("with list probes L1 stayed down; the contrast this test documents is gone")
 		}
 	})
 }
 
-// TestHealthLiveSuccessClearsFailStreak: failures spread between
-// successful requests never add up to a down backend, but three in a row
-// still do, and a down backend climbs back only through its probes.
-func TestHealthLiveSuccessClearsFailStreak(t *testing.T) {
-	r := newHealthRig(t, nil)
-	for range 3 {
-		r.h.ReportResult(level.L1, "b", upstream.ClassServer)
-		r.h.ReportResult(level.L1, "b", upstream.ClassServer)
-		r.h.ReportSuccess("b")
-		r.clock.Advance(time.Minute)
+// TestSlowButAlive: a vendor whose first token comes within the probe's
+// deadline passes; slower than that, its probe fails and it opens.
+func TestSlowButAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRig(t, testConfig(), completionProbe)
+		r.sim.SetFault("model-a", vendorsim.Fault{FirstTokenDelayMS: 400})
+		time.Sleep(10 * time.Second)
+		if r.h.Circuit("a") != Closed {
+			t.Fatalf("slow-but-alive vendor: circuit %s, want closed", r.h.Circuit("a"))
+		}
+		r.sim.SetFault("model-a", vendorsim.Fault{FirstTokenDelayMS: 900})
+		time.Sleep(5 * time.Second)
+		if r.h.Circuit("a") == Closed {
+			t.Fatal("a vendor slower than its first-token deadline kept a closed circuit")
+		}
+		if r.h.Down(level.L1) {
+			t.Fatal("L1 down while vendor b is healthy")
+		}
+	})
+}
+
+// TestFlappingBackend: a backend that fails every trial for a while
+// keeps its circuit open with a cooldown that grows to the cap, so it is
+// tried ever less often; and the level climbs back only once.
+func TestFlappingBackend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig()
+		cfg.IntervalMS, cfg.CooldownMS = 8000, 1000
+		var fails atomic.Bool
+		var trials atomic.Int64
+		check := func(context.Context) error {
+			trials.Add(1)
+			if fails.Load() {
+				return errors.New("503")
+			}
+			return nil
+		}
+		h := New(cfg, []Probe{{Name: "a", Level: level.L1, Check: check}}, zerolog.Nop(), nil)
+		sigs, unsub := h.Subscribe(16)
+		defer unsub()
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { h.Run(ctx) })
+		defer func() { cancel(); wg.Wait() }()
+		fails.Store(true)
+		for range 3 {
+			h.Report("a", false, upstream.ClassServer)
+		}
+		time.Sleep(time.Millisecond)
+		trials.Store(0)
+		time.Sleep(40 * time.Second) // cooldowns 1+2+4+8+8+8+8 = 39 s: 7 trials at most
+		if n := trials.Load(); n > 7 || h.Circuit("a") == Closed {
+			t.Fatalf("%d trials in 40 s while failing, circuit %s; want at most 7, open", n, h.Circuit("a"))
+		}
+		fails.Store(false)
+		time.Sleep(12 * time.Second)
+		var events []string
+		for len(sigs) > 0 {
+			events = append(events, (<-sigs).Event)
+		}
+		if len(events) != 2 || events[0] != level.VendorAllDown || events[1] != level.Recovered {
+			t.Fatalf("signals %v; want one down, one recovered", events)
+		}
+	})
+}
+
+// TestLiveTrialOneAtATime: Allow refuses while open, admits one live
+// trial at a time once the cooldown is over (the probe may take a turn),
+// and recover_after passing trials close the circuit.
+func TestLiveTrialOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(testConfig(), []Probe{{Name: "ep", Level: level.None, Check: func(context.Context) error { return nil }}},
+			zerolog.Nop(), nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { h.Run(ctx) })
+		defer func() { cancel(); wg.Wait() }()
+		for range 3 {
+			h.Report("ep", false, upstream.ClassServer)
+		}
+		time.Sleep(time.Millisecond)
+		if h.Allow("ep") {
+			t.Fatal("allowed while open")
+		}
+		time.Sleep(time.Second)
+		start, live := time.Now(), 0
+		for h.Circuit("ep") != Closed {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("circuit %s 10 s after the cooldown", h.Circuit("ep"))
+			}
+			if h.Allow("ep") {
+				if h.Circuit("ep") == HalfOpen && h.Allow("ep") {
+					t.Fatal("a second trial was admitted while one is in flight")
+				}
+				live++
+				h.Report("ep", true, upstream.ClassNone)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if live == 0 {
+			t.Fatal("no live trial was admitted")
+		}
+	})
+}
+
+// TestReportNeverBlocks: with the health goroutine stuck behind a full
+// queue, Report returns at once and counts the drop.
+func TestReportNeverBlocks(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := New(testConfig(), []Probe{{Name: "a", Level: level.L1, Check: func(context.Context) error { return nil }}},
+		zerolog.Nop(), NewMetrics(reg))
+	h.running.Store(true) // as if Run were on, but nobody drains: the worst case
+	for range reportQueue + 10 {
+		h.Report("a", false, upstream.ClassServer)
 	}
-	if !r.h.BackendUp("b") {
-		t.Fatal("backend b down after failures that were each followed by a success")
+	if got := metricValue(t, reg, "poise_health_reports_dropped_total", map[string]string{}); got != 10 {
+		t.Fatalf("dropped = %v, want 10", got)
 	}
-	for range 3 {
-		r.h.ReportResult(level.L1, "b", upstream.ClassServer)
+}
+
+// flakyStore is a MemoryStore whose calls fail, or hang until their
+// context ends, while told to.
+type flakyStore struct {
+	*MemoryStore
+	fail, hang atomic.Bool
+	calls      atomic.Int64
+}
+
+var errStore = errors.New("store down")
+
+func (s *flakyStore) gate(ctx context.Context) error {
+	s.calls.Add(1)
+	if s.hang.Load() {
+		<-ctx.Done()
+		return ctx.Err()
 	}
-	if r.h.BackendUp("b") {
-		t.Fatal("backend b up after 3 live failures in a row")
+	if s.fail.Load() {
+		return errStore
 	}
-	r.h.ReportSuccess("b")
-	if r.h.BackendUp("b") {
-		t.Fatal("a live success brought a down backend back; only probes may")
+	return nil
+}
+
+func (s *flakyStore) Merge(ctx context.Context, rec BackendState) (BackendState, error) {
+	if err := s.gate(ctx); err != nil {
+		return BackendState{}, err
 	}
+	return s.MemoryStore.Merge(ctx, rec)
+}
+
+func (s *flakyStore) States(ctx context.Context) ([]BackendState, error) {
+	if err := s.gate(ctx); err != nil {
+		return nil, err
+	}
+	return s.MemoryStore.States(ctx)
+}
+
+// TestStoreAwayMidTrial: the shared store goes away while a circuit is
+// on trial; the node judges alone (the trial closes the circuit), and
+// shares its decision when the store returns.
+func TestStoreAwayMidTrial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &flakyStore{MemoryStore: NewMemoryStore()}
+		r := newSimRig(t, testConfig(), completionProbe, WithStore(store), WithNode("n1"))
+		r.sim.SetFault("model-a", vendorsim.Fault{Status: 503})
+		r.failLive(3, "a")
+		time.Sleep(100 * time.Millisecond)
+		if st, _ := store.MemoryStore.States(context.Background()); len(st) == 0 || findState(st, "a").Circuit != Open {
+			t.Fatalf("shared before the outage: %+v; want a open", st)
+		}
+		r.sim.ClearFaults()
+		time.Sleep(1100 * time.Millisecond) // the first trial has run
+		store.hang.Store(true)
+		time.Sleep(5 * time.Second)
+		if r.h.Circuit("a") != Closed {
+			t.Fatalf("circuit %s with the store hung, want closed by this node's trials", r.h.Circuit("a"))
+		}
+		store.hang.Store(false)
+		time.Sleep(5 * time.Second)
+		st, _ := store.MemoryStore.States(context.Background())
+		if got := findState(st, "a"); got.Circuit != Closed || got.Node != "n1" {
+			t.Fatalf("shared after the store returned: %+v; want closed by n1", got)
+		}
+	})
+}
+
+func findState(st []BackendState, name string) BackendState {
+	for _, s := range st {
+		if s.Name == name {
+			return s
+		}
+	}
+	return BackendState{}
+}
+
+// TestTwoNodesDisagree: node 1 cannot reach a backend that node 2 reaches
+// fine. Node 1 opens the circuit, node 2 adopts it within one interval,
+// node 2's trials pass and close it, and node 1 adopts that: both agree
+// within one interval of each decision, and neither flaps faster than
+// its live failures.
+func TestTwoNodesDisagree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := NewMemoryStore()
+		cfg := testConfig()
+		ok := func(context.Context) error { return nil }
+		bad := func(context.Context) error { return errors.New("no route") }
+		n1 := New(cfg, []Probe{{Name: "a", Level: level.L1, Check: bad}}, zerolog.Nop(), nil, WithStore(store), WithNode("n1"))
+		n2 := New(cfg, []Probe{{Name: "a", Level: level.L1, Check: ok}}, zerolog.Nop(), nil, WithStore(store), WithNode("n2"))
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { n1.Run(ctx) })
+		wg.Go(func() { n2.Run(ctx) })
+		defer func() { cancel(); wg.Wait() }()
+		var opened time.Time
+		wait := func(what string, cond func() bool) {
+			t.Helper()
+			for start := time.Now(); !cond(); time.Sleep(50 * time.Millisecond) {
+				if time.Since(start) > time.Minute {
+					t.Fatalf("not within a minute: %s (n1 %s, n2 %s)", what, n1.Circuit("a"), n2.Circuit("a"))
+				}
+			}
+		}
+		wait("node 1 opens", func() bool { return n1.Circuit("a") != Closed })
+		opened = time.Now()
+		wait("node 2 adopts", func() bool { return n2.Circuit("a") != Closed })
+		if d := time.Since(opened); d > time.Duration(cfg.IntervalMS)*time.Millisecond {
+			t.Fatalf("node 2 adopted node 1's open after %v, want within one interval", d)
+		}
+		wait("node 2 closes on its trials", func() bool { return n2.Circuit("a") == Closed })
+		closed := time.Now()
+		for n1.Circuit("a") != Closed && time.Since(closed) < 10*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if d := time.Since(closed); n1.Circuit("a") != Closed && d > time.Duration(cfg.IntervalMS)*time.Millisecond {
+			t.Fatalf("node 1 still %s %v after node 2 closed the circuit", n1.Circuit("a"), d)
+		}
+	})
 }

@@ -55,5 +55,6 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name string, labels map[
 
 func TestNilMetricsAreSafe(t *testing.T) {
 	var m *Metrics
-	m.setUp("a", true)
+	m.setCircuit("a", Open)
+	m.dropped()
 }

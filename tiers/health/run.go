@@ -3,60 +3,170 @@ package health
 import (
 	"context"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/poise-dev/poise/tiers/level"
 )
 
-// Run probes every configured level (all its backends at once), and the
-// backends of no level (gateway endpoints), right away
-// and then every health.interval_ms plus up to a tenth of it as jitter,
-// until ctx is done. It returns nil after every probe goroutine it started
-// has returned; a done ctx is the normal end, not an error.
+// probeResult is one probe's end, for the health goroutine.
+type probeResult struct {
+	name    string
+	gen     uint64 // the trial's generation; 0 for a check of a closed circuit
+	started time.Time
+	err     error
+}
+
+// Run runs the health goroutine until ctx is done: it applies live
+// reports, probes every closed circuit every health.interval_ms (plus up
+// to a tenth of it as jitter) and runs the trials of open and half-open
+// ones; beside it, the sync goroutine shares the circuits through the
+// Store. It returns nil after every goroutine it started has returned; a
+// done ctx is the normal end, not an error.
 func (h *Center) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	for l := level.None; l <= level.L3; l++ {
-		if h.Configured(l) {
-			wg.Go(func() { h.loop(ctx, l) })
+	if h.store != nil {
+		wg.Go(func() { h.syncLoop(ctx) })
+		if w, ok := h.store.(Watcher); ok {
+			wg.Go(func() { w.Watch(ctx, h.syncSoon) })
 		}
 	}
-	wg.Go(func() { h.watch(ctx) }) // health_watch.go: changes from other nodes
+	h.running.Store(true)
+	h.loop(ctx)
+	h.running.Store(false)
 	wg.Wait()
 	return nil
 }
 
-// loop probes level l until ctx is done. Owned by Run.
-func (h *Center) loop(ctx context.Context, l level.Level) {
-	h.refresh(ctx)
-	h.probeLevel(ctx, l)
-	t := time.NewTimer(h.nextWait())
+// loop is the health goroutine. It owns the probe goroutines (at most one
+// per backend, each sending its one result on a channel sized for all of
+// them) and waits for them before it returns.
+func (h *Center) loop(ctx context.Context) {
+	var probes sync.WaitGroup
+	defer probes.Wait()
+	results := make(chan probeResult, len(h.probes))
+	running := map[string]bool{}
+	due := map[string]time.Time{} // next check of a closed circuit
+	now := time.Now()
+	for name := range h.probes {
+		due[name] = now
+	}
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case r := <-h.reports:
+			h.applyReport(r)
+		case res := <-results:
+			running[res.name] = false
+			h.applyProbe(ctx, res)
 		case <-t.C:
 		}
-		h.refresh(ctx)
-		h.probeLevel(ctx, l)
-		t.Reset(h.nextWait())
+		next := h.launchDue(ctx, &probes, results, running, due)
+		t.Reset(time.Until(next))
 	}
 }
 
-// CheckNow probes every configured level once and returns when done, for
-// tests and the ops page.
+// launchDue starts the probes that are due: checks of closed circuits and
+// trials of open or half-open ones (admitted by the circuit, so a live
+// trial in flight is not doubled). It returns when the next one is due.
+func (h *Center) launchDue(ctx context.Context, wg *sync.WaitGroup, results chan<- probeResult, running map[string]bool, due map[string]time.Time) time.Time {
+	now := time.Now()
+	next := now.Add(ms(h.cfg.IntervalMS))
+	for name, p := range h.probes {
+		if running[name] {
+			continue
+		}
+		gen, at, ok := h.admitProbe(name, now, due[name])
+		if !ok {
+			if at.Before(next) {
+				next = at
+			}
+			continue
+		}
+		if gen == 0 {
+			due[name] = now.Add(h.nextWait())
+		}
+		running[name] = true
+		wg.Go(func() { results <- h.probe(ctx, p, gen) })
+	}
+	return next
+}
+
+// admitProbe decides whether backend's probe runs now: a closed circuit's
+// check when checkAt has come, an open or half-open circuit's trial when
+// the circuit admits one. It returns the trial's generation (0 for a
+// check), or when to ask again.
+func (h *Center) admitProbe(backend string, now, checkAt time.Time) (gen uint64, at time.Time, ok bool) {
+	h.mu.Lock()
+	c := h.circuits[backend]
+	if c.state == Closed {
+		h.mu.Unlock()
+		return 0, checkAt, !now.Before(checkAt)
+	}
+	if at = c.nextTrial(); now.Before(at) {
+		h.mu.Unlock()
+		return 0, at, false
+	}
+	gen, ok, ch := c.allow(now)
+	lv := h.judgeLevelsLocked(ch)
+	h.mu.Unlock()
+	h.announce(lv, ch)
+	if !ok {
+		return 0, now.Add(ms(h.cfg.CooldownMS)), false
+	}
+	return gen, now, true
+}
+
+// probe runs p once, bounded by the probe timeout.
+func (h *Center) probe(ctx context.Context, p Probe, gen uint64) probeResult {
+	started := h.now()
+	pctx, cancel := context.WithTimeout(ctx, max(h.probeTimeout(), p.Timeout))
+	defer cancel()
+	return probeResult{name: p.Name, gen: gen, started: started, err: p.Check(pctx)}
+}
+
+// applyProbe feeds a probe result to its circuit. A probe cut short by
+// shutdown is not recorded: shutting down is not an outage.
+func (h *Center) applyProbe(ctx context.Context, res probeResult) {
+	if ctx.Err() != nil {
+		return
+	}
+	now := h.now()
+	h.update(res.name, func(c *circuit) *change {
+		if res.err == nil {
+			return c.pass(now, res.started, res.gen, false)
+		}
+		h.log.Debug().Err(res.err).Str("backend", res.name).Msg("tiers: health: probe failed")
+		why := "probe: " + res.err.Error()
+		if res.gen != 0 {
+			why = "trial probe: " + res.err.Error()
+		}
+		return c.fail(now, res.gen, false, why)
+	})
+}
+
+// CheckNow probes every backend once (a check, or a trial where the
+// circuit admits one) and returns when the results are applied, for tests
+// and the demo's fault switch.
 func (h *Center) CheckNow(ctx context.Context) {
-	h.refresh(ctx)
-	for l := level.None; l <= level.L3; l++ {
-		if h.Configured(l) {
-			h.probeLevel(ctx, l)
+	now := h.now()
+	var wg sync.WaitGroup
+	results := make(chan probeResult, len(h.probes))
+	for name, p := range h.probes {
+		gen, _, ok := h.admitProbe(name, now, now)
+		if ok {
+			wg.Go(func() { results <- h.probe(ctx, p, gen) })
 		}
 	}
+	wg.Wait()
+	close(results)
+	for res := range results {
+		h.applyProbe(ctx, res)
+	}
 }
 
-// nextWait is the interval plus jitter, so nodes and levels spread out.
+// nextWait is the interval plus jitter, so nodes and backends spread out.
 func (h *Center) nextWait() time.Duration {
 	iv := ms(h.cfg.IntervalMS)
 	if j := int64(iv) / jitterFraction; j > 0 {
@@ -69,110 +179,4 @@ func (h *Center) nextWait() time.Duration {
 // maxProbeTimeout.
 func (h *Center) probeTimeout() time.Duration {
 	return min(ms(h.cfg.IntervalMS)/2, maxProbeTimeout)
-}
-
-// probeLevel probes every backend of level l at once, records the results
-// for this round and judges the level. A round cut short by ctx is not
-// recorded: shutting down is not an outage.
-func (h *Center) probeLevel(ctx context.Context, l level.Level) {
-	probes := h.probes[l]
-	errs := make([]error, len(probes))
-	var wg sync.WaitGroup
-	for i, p := range probes {
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, max(h.probeTimeout(), p.Timeout))
-			defer cancel()
-			errs[i] = p.Check(pctx)
-		})
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return
-	}
-	sctx, cancel := storeCtx(ctx)
-	defer cancel()
-	h.judge.Lock()
-	defer h.judge.Unlock()
-	now := h.now()
-	round := h.round(now)
-	anyPass := false
-	for i, p := range probes {
-		pass := errs[i] == nil
-		anyPass = anyPass || pass
-		if !pass {
-			h.log.Debug().Err(errs[i]).Str("backend", p.Name).Msg("tiers: health: probe failed")
-		}
-		rec, err := h.store.Probe(sctx, p.Name, round, pass, now)
-		if err != nil {
-			h.storeError(err, "probe")
-			continue
-		}
-		h.judgeBackend(sctx, rec)
-	}
-	if l == level.None {
-		return // backends only: no level to judge
-	}
-	rec, err := h.store.Probe(sctx, levelKey(l), round, anyPass, now)
-	if err != nil {
-		h.storeError(err, "probe")
-		return
-	}
-	h.judgeLevel(sctx, l, rec, anyPass, round)
-}
-
-// judgeLevel decides level l after a probe round. The caller holds judge.
-func (h *Center) judgeLevel(ctx context.Context, l level.Level, rec BackendState, pass bool, round int64) {
-	if rec.State == StateDown {
-		if rec.ConsecutivePass >= h.cfg.RecoverAfter {
-			h.setLevel(ctx, l, StateUp, strconv.Itoa(rec.ConsecutivePass)+" passing probe rounds")
-			return
-		}
-		h.applyLevel(l, rec.State)
-		return
-	}
-	if !pass {
-		switch {
-		case l == level.L3:
-			h.setLevel(ctx, l, StateDown, "template probe failed")
-			return
-		case rec.ConsecutiveFail >= probeDownAfter:
-			h.setLevel(ctx, l, StateDown, strconv.Itoa(rec.ConsecutiveFail)+" failed probe rounds")
-			return
-		case l == level.L1:
-			// The round id makes nodes probing the same round count once.
-			h.countAllDown(ctx, "probe:"+strconv.FormatInt(round, 10), "every vendor failed its probe")
-			return
-		}
-	}
-	h.applyLevel(l, rec.State)
-}
-
-// refresh reads the shared state so that transitions decided by other
-// nodes reach this node's cache and subscribers.
-func (h *Center) refresh(ctx context.Context) {
-	sctx, cancel := storeCtx(ctx)
-	defer cancel()
-	states, err := h.store.States(sctx)
-	if err != nil {
-		h.storeError(err, "states")
-		return
-	}
-	h.judge.Lock()
-	defer h.judge.Unlock()
-	for _, st := range states {
-		if l, ok := levelOfKey(st.Name); ok {
-			h.applyLevel(l, st.State)
-		} else {
-			h.applyBackend(st)
-		}
-	}
-}
-
-// levelOfKey parses levelKey's names.
-func levelOfKey(name string) (level.Level, bool) {
-	const prefix = "level:"
-	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
-		return 0, false
-	}
-	return level.Parse(name[len(prefix):])
 }

@@ -18,4 +18,15 @@ type Endpoint struct {
 	// StallMS is the silence after the first token that counts as a stall
 	// (default 2000; the gateway's default is its own).
 	StallMS int `yaml:"stall_ms"`
+	// Probe is how the health center checks the endpoint: ProbeCompletion
+	// (the default: a one-token streamed completion, which fails when
+	// completions fail) or ProbeList (GET /models: no tokens, but blind to
+	// an outage that keeps the model list up).
+	Probe string `yaml:"probe"`
 }
+
+// The values of Endpoint.Probe.
+const (
+	ProbeCompletion = "completion"
+	ProbeList       = "list"
+)

@@ -149,13 +149,17 @@ function drawSessions(sessions) {
 function drawBackends(backends) {
   const s = t(lang);
   const rows = [...backends].sort((a, b) => String(a.level).localeCompare(String(b.level)) || String(a.name).localeCompare(String(b.name)));
-  table('backends', [s.opsBackend, s.opsLevel, s.opsState, s.opsPass, s.opsFail, s.opsUpdated], rows, (x) => {
+  table('backends', [s.opsBackend, s.opsLevel, s.opsState, s.opsCircuit, s.opsPass, s.opsFail, s.opsTrial, s.opsUpdated], rows, (x) => {
     const st = el('span', 'state', x.state === 'down' ? s.down : s.up);
     st.dataset.state = x.state;
-    return [x.name, level(x.level), st, String(x.consecutive_pass ?? ''), String(x.consecutive_fail ?? ''), clock(x.updated_at)];
+    const circuit = el('span', 'circuit', s['circuit_' + x.circuit] || String(x.circuit ?? ''));
+    circuit.title = x.reason || '';
+    return [x.name, level(x.level), st, circuit, String(x.consecutive_pass ?? ''), String(x.consecutive_fail ?? ''),
+      x.last_trial && !String(x.last_trial).startsWith('0001') ? clock(x.last_trial) : '—', clock(x.changed_at || x.updated_at)];
   }, (tr, x) => {
     tr.dataset.backend = x.name;
     tr.dataset.state = x.state;
+    tr.dataset.circuit = x.circuit;
   });
   $('backends-empty').hidden = rows.length > 0;
 }

@@ -113,13 +113,14 @@ func (s *Session) onCaption(ctx context.Context, e captionEvent) {
 	if !c.Final && (s.audio == nil || a.gen != s.audio.gen || !s.sendsNow()) {
 		return
 	}
+	s.captionsFirst()
 	id := a.captionID(c.UttID, s.replay.last()+1)
 	s.send(&captionMsg{head: head{Type: "caption"}, UttID: id, Text: c.Text, Final: c.Final, Source: c.Source})
 	if !c.Final {
 		return
 	}
 	delete(a.ids, c.UttID)
-	text := strings.TrimSpace(c.Text)
+	text := asr.Unmarked(strings.TrimSpace(c.Text)) // what was said: a simulator's mark is for the page only
 	if text == "" {
 		return
 	}

@@ -55,7 +55,7 @@ func (c *cloud) transcribe(ctx context.Context, p *Pool, wav []byte, lang string
 	}
 	start := time.Now()
 	res, err := c.client.Audio.Transcriptions.New(rctx, params)
-	p.observe(cloudName, &c.health, false, time.Since(start), err)
+	p.observe(cloudName, &c.health, false, 0, time.Since(start), err)
 	if err != nil {
 		return "", err
 	}

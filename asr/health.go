@@ -33,6 +33,7 @@ type health struct {
 	mu        sync.Mutex
 	fails     int       // consecutive failures. Guarded by mu.
 	downUntil time.Time // skipped until then. Guarded by mu.
+	pace      float64   // smoothed decode time over audio time; 0 before the first (state.go). Guarded by mu.
 }
 
 // available reports whether the backend may be tried now.

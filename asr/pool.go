@@ -48,6 +48,7 @@ type Pool struct {
 	log            zerolog.Logger
 	metrics        *Metrics
 	now            func() time.Time
+	chain          chain // the captions State (state.go)
 
 	ctx    context.Context // ends at Close; bounds every request
 	cancel context.CancelFunc
@@ -84,6 +85,7 @@ func NewPool(cfg Config, log zerolog.Logger, m *Metrics) *Pool {
 		p.cloud = newCloud(cfg)
 		m.setBackendUp(cloudName, true)
 	}
+	p.chain.state, p.chain.changed = p.computeState(), make(chan struct{})
 	for _, s := range p.servers {
 		p.wg.Go(func() { s.run(ctx, p) })
 	}
@@ -128,11 +130,13 @@ func (p *Pool) Recognize(ctx context.Context, pcm []int16, lang string, partial 
 	if p.ctx.Err() != nil {
 		return "", "", ErrClosed
 	}
-	wav := EncodeWAV(padSilence(pcm, minWhisperAudio), SampleRate)
+	padded := padSilence(pcm, minWhisperAudio)
+	wav := EncodeWAV(padded, SampleRate)
+	audio := time.Duration(len(padded)) * time.Second / SampleRate
 	var errs []error
 	busy := false
 	for _, s := range p.candidates() {
-		text, err := p.onServer(ctx, s, &job{ctx: ctx, wav: wav, lang: lang, partial: partial, done: make(chan jobResult, 1)})
+		text, err := p.onServer(ctx, s, &job{ctx: ctx, wav: wav, audio: audio, lang: lang, partial: partial, done: make(chan jobResult, 1)})
 		switch {
 		case err == nil:
 			return cleanText(text), SourceWhisper, nil
@@ -202,9 +206,10 @@ func (p *Pool) onServer(ctx context.Context, s *server, j *job) (string, error) 
 	}
 }
 
-// observe records one backend request: metrics, health, and a log line
+// observe records one backend request that decoded audio (0: not paced,
+// the cloud): metrics, health and pace, the chain's State, and a log line
 // when the backend goes down or comes back.
-func (p *Pool) observe(name string, h *health, partial bool, took time.Duration, err error) {
+func (p *Pool) observe(name string, h *health, partial bool, audio, took time.Duration, err error) {
 	class, counts := "", false
 	if err != nil {
 		class, counts = classify(err)
@@ -218,7 +223,11 @@ func (p *Pool) observe(name string, h *health, partial bool, took time.Duration,
 		}
 	}
 	p.metrics.observeDecode(name, partial, took)
+	if err == nil {
+		h.paced(took, audio)
+	}
 	wentDown, cameUp := h.record(counts, p.now(), p.retry)
+	defer p.refresh()
 	switch {
 	case wentDown:
 		p.metrics.setBackendUp(name, false)

@@ -331,10 +331,22 @@ func TestCleanText(t *testing.T) {
 		"[Music] why do you want this job? ": "why do you want this job?",
 		" 请介绍一下你自己。":                         "请介绍一下你自己。",
 		"*cough* so   um":                    "so um",
+		" [simulated] Tell me  about you.\n": "[simulated] Tell me about you.",
+		"[simulated] [BLANK_AUDIO]":          "",
+		"so [simulated] not first":           "so not first",
 	}
 	for in, want := range tests {
 		if got := cleanText(in); got != want {
 			t.Errorf("cleanText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestUnmarked(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"[simulated] Why this role?": "Why this role?", "Why this role?": "Why this role?", "": ""} {
+		if got := Unmarked(in); got != want {
+			t.Errorf("Unmarked(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 type job struct {
 	ctx     context.Context // the caller's; cancelling it abandons the job
 	wav     []byte
+	audio   time.Duration // what wav lasts
 	lang    string
 	partial bool
 	done    chan jobResult // buffered (1): the worker never blocks on it
@@ -170,6 +171,6 @@ func (s *server) decode(ctx context.Context, p *Pool, j *job) jobResult {
 	defer stop()
 	start := time.Now()
 	text, err := s.client.Transcribe(rctx, j.wav, j.lang)
-	p.observe(s.name, &s.health, j.partial, time.Since(start), err)
+	p.observe(s.name, &s.health, j.partial, j.audio, time.Since(start), err)
 	return jobResult{text: text, err: err}
 }

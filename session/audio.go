@@ -174,6 +174,7 @@ func (s *Session) onCaption(ctx context.Context, e captionEvent) {
 	if !c.Final && (s.assist.streams[a.source] != a || !s.sendsNow()) {
 		return
 	}
+	s.captionsFirst()
 	id := a.captionID(c.UttID, s.replay.last()+1)
 	speaker := s.speaker(a)
 	s.send(&captionMsg{head: head{Type: "caption"}, UttID: id, Text: c.Text, Final: c.Final, Source: c.Source,
@@ -182,7 +183,7 @@ func (s *Session) onCaption(ctx context.Context, e captionEvent) {
 		return
 	}
 	delete(a.ids, c.UttID)
-	text := strings.TrimSpace(c.Text)
+	text := asr.Unmarked(strings.TrimSpace(c.Text)) // what was said: a simulator's mark is for the page only
 	if text == "" {
 		return
 	}

@@ -148,25 +148,29 @@ func spokenQuestions(t *testing.T) {
 }
 
 // TestWhisperDownKeepsLevel: when every ASR backend fails, captions pause
-// with no error and no level change, the session answers typed questions,
-// and captions resume when whisper is back.
+// (a `captions` message, no caption) with no error and no level change,
+// the session answers typed questions, and captions resume when whisper is
+// back.
 func TestWhisperDownKeepsLevel(t *testing.T) { synctest.Test(t, whisperDownKeepsLevel) }
 
 func whisperDownKeepsLevel(t *testing.T) {
 	ms, sim := audioStack(t)
 	c, w := ms.start(t)
 	sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 500})
-	if err := c.streamWAV("../asr/testdata/en_questions.wav", 1); err != nil {
-		t.Fatal(err)
-	}
 	c.send(map[string]any{"type": "question", "text": "Why this role?"})
-	for {
-		m := c.read()
-		if typ := m.str("type"); typ == "error" || typ == "level" || typ == "caption" {
+	coached, paused := false, false
+	c.play("../asr/testdata/en_questions.wav", func(m msg) {
+		switch m.str("type") {
+		case "error", "level", "caption":
 			t.Fatalf("with whisper down got %v", m)
-		} else if typ == "coach" {
-			break
+		case "coach":
+			coached = true
+		case "captions":
+			paused = m.str("state") == "paused"
 		}
+	})
+	if !coached || !paused {
+		t.Fatalf("with whisper down: coached %v, captions paused %v", coached, paused)
 	}
 	sim.SetFault(vendorsim.WhisperModel, vendorsim.Fault{})
 	wait := c.streaming("../asr/testdata/en_questions.wav", 1)

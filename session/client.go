@@ -17,7 +17,11 @@ func (s *Session) onClient(ctx context.Context, m inbound) {
 		s.transition(ctx, evReset)
 		s.retryLevels = true
 	case typeProfile:
+		lang := s.profile.Lang
 		s.setProfile(*m.Profile)
+		if s.profile.Lang != lang {
+			s.rewordCaptions()
+		}
 		if m.AutoAnswer != nil {
 			s.autoAnswer = *m.AutoAnswer
 		}

@@ -315,6 +315,15 @@ type captionMsg struct {
 	speakerFields
 }
 
+// captionsMsg is the caption chain's own status (captions.go), independent
+// of the answer level: state live|degraded|paused, hint in the profile's
+// language ("" when live).
+type captionsMsg struct {
+	head
+	State string `json:"state"`
+	Hint  string `json:"hint"`
+}
+
 type answerStartMsg struct {
 	head
 	ID       string `json:"id"`

@@ -34,9 +34,10 @@ type Session struct {
 	conn          *conn
 	heartbeatLost bool
 	audioOn       bool
-	limits        episodes     // the limits biting now (limit.go)
-	audio         *audioStream // the audio stream started last (untagged frames go to it), or nil
-	assist        assist       // the state of the v1 additions (assist.go)
+	limits        episodes      // the limits biting now (limit.go)
+	audio         *audioStream  // the audio stream started last (untagged frames go to it), or nil
+	assist        assist        // the state of the v1 additions (assist.go)
+	captions      captionsWatch // the caption chain's state as told to the client (captions.go)
 	transcript    []line
 	q             *question
 	questions     int            // the highest "q<N>" wire id given or seen (questionID)
@@ -115,6 +116,7 @@ func (s *Session) run(ctx context.Context) {
 		s.end()
 	}()
 	s.started()
+	s.captionsNow() // arms s.captions.changed
 	heartbeat := time.NewTimer(s.cfg.HeartbeatTimeout)
 	defer heartbeat.Stop()
 	resume := time.NewTimer(s.cfg.ResumeWindow)
@@ -134,6 +136,8 @@ func (s *Session) run(ctx context.Context) {
 			}
 		case sig := <-sigs:
 			s.onHealth(ctx, sig)
+		case <-s.captions.changed:
+			s.onCaptionsChanged()
 		case <-heartbeat.C:
 			s.onHeartbeatLost(ctx)
 		case <-sla:
@@ -224,6 +228,7 @@ func (s *Session) attach(ctx context.Context, a attachReq) *protocolError {
 	welcome := encode(welcomeMsg{Type: "welcome", SessionID: s.id, ResumeToken: s.resumeToken,
 		Resumed: a.resumed, LastSeq: s.replay.last(), Level: level.String(), Chip: chipFor(level, s.profile.Lang)})
 	s.conn.send(append([][]byte{welcome}, backlog...)...)
+	s.captionsAfterWelcome(a.resumed)
 	s.record()
 	if s.heartbeatLost {
 		s.clientAlive(ctx)

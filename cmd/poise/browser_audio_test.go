@@ -20,7 +20,7 @@ func testMicCaptions(t *testing.T, env *browserEnv, s *poiseServer) {
 	tb.do(chromedp.Click(chromedp.ID("btn-mic")))
 	tb.waitFor("the microphone to run", `document.body.dataset.audio === 'mic'`)
 	tb.waitFor("a final caption", `!!document.querySelector('#captions .caption.final')`)
-	caption := js[string](tb, `document.querySelector('#captions .caption.final').textContent`)
+	caption := js[string](tb, `document.querySelector('#captions .caption.final').dataset.text`) // without the "simulated" tag
 	tb.waitFor("an answer to the spoken question", `document.querySelector('#current .answer')?.dataset.reason === 'done'`)
 	if got := tb.current(); got.Question != caption {
 		t.Errorf("the answer is for %q, want the caption %q", got.Question, caption)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +88,7 @@ func testCopilotFeatures(t *testing.T, env *browserEnv) {
 
 	// L3: the templates, with the résumé's facts in their placeholders.
 	for _, f := range []string{"l1_down", "l2_slow"} {
-		setDemoFault(t, s, f)
+		setDemoFault(t, s, f, true)
 	}
 	tb.waitFor("L3", `document.body.dataset.level === 'L3'`)
 	tb.ask("So, tell me a bit about yourself.")
@@ -142,18 +141,6 @@ func (tb *tab) controlsAt(level string) {
 			}
 		}
 		tb.shot("copilot-" + c.style + "-" + level)
-	}
-}
-
-func setDemoFault(t *testing.T, s *poiseServer, fault string) {
-	t.Helper()
-	resp, err := http.Post(s.url("/ops/api/demo/faults"), "application/json", strings.NewReader(`{"fault":"`+fault+`","on":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("fault %s: %s", fault, resp.Status)
 	}
 }
 

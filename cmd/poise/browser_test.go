@@ -34,6 +34,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env, plain) })
 	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })
 	t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env, demo) })
+	t.Run("captions status (demo)", func(t *testing.T) { testCaptionsStatus(t, env, demo) })
 	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env, demo) })
 	t.Run("copilot features (demo)", func(t *testing.T) { testCopilotFeatures(t, env) })
 }

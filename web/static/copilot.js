@@ -14,7 +14,7 @@ import { Connection } from './conn.js';
 import { loadScript, fallbackCard } from './coach.js';
 import { startCapture } from './audio.js';
 import { applyStatic, chipFor, pickLang, t } from './i18n.js';
-import { View } from './view.js';
+import { View, unmarked } from './view.js';
 import { Record, download } from './record.js';
 
 const PROFILE_KEY = 'poise.profile.v1'; // localStorage: the candidate's profile
@@ -64,6 +64,7 @@ const state = {
   statusTimers: [], // fade a transient status
   autoAnswer: readAutoAnswer(),
   unseenCaptions: 0, // final captions that came while the captions panel was closed (narrow screens)
+  captions: 'live', // the caption chain's state (the server's `captions` message): live | degraded | paused
 };
 
 function readAutoAnswer() {
@@ -155,6 +156,7 @@ function setLang(l) {
   document.title = strings().title;
   if (matchMedia(NARROW).matches) $('ask').placeholder = strings().askPlaceholderTouch;
   state.view?.setLang(l);
+  state.view?.setCaptionsState(state.captions);
   renderChip();
   renderAudio();
   renderStart();
@@ -269,6 +271,7 @@ function onWelcome(w, info) {
   setLevel(w.level, w.chip);
   for (const [kind, file] of Object.entries(state.pendingFiles)) uploadFile(kind, file);
   state.pendingFiles = {};
+  setCaptions('live'); // the server says so after the welcome when they are not
   if (info.resumed && state.sentLang !== state.profile.lang) {
     state.conn.send({ type: 'profile', profile: state.profile });
   }
@@ -380,12 +383,15 @@ function onMessage(m) {
     case 'limit':
       setLimit(m);
       break;
+    case 'captions':
+      setCaptions(m.state);
+      break;
     case 'caption':
       v.caption(`${state.conn.session.id}:${m.utt_id}`, m.text, m.final, speakerLabel(m.speaker));
       state.record.caption(m);
       if (m.final) {
-        if (m.speaker !== 'candidate') state.lastHeard = m.text;
-        if (m.speaker !== 'candidate') state.lastFinalCaption = m.text;
+        if (m.speaker !== 'candidate') state.lastHeard = unmarked(m.text).text;
+        if (m.speaker !== 'candidate') state.lastFinalCaption = unmarked(m.text).text;
         if (body.dataset.captions !== 'open') state.unseenCaptions++;
         renderCaptionsToggle();
       }
@@ -581,7 +587,8 @@ function renderAudio() {
   if (any) {
     const long = document.createElement('span');
     long.className = 'long';
-    long.textContent = `${sources.map((src) => (src === 'tab' ? s.listeningTab : s.listeningMic)).join(' + ')} · ${s.stopAudio}`;
+    const listening = state.captions === 'paused' ? s.captionsPausedShort : sources.map((src) => (src === 'tab' ? s.listeningTab : s.listeningMic)).join(' + ');
+    long.textContent = `${listening} · ${s.stopAudio}`;
     const short = document.createElement('span');
     short.className = 'short';
     short.textContent = s.stopAudio;
@@ -695,6 +702,16 @@ function onAutoAnswer() {
   saveAutoAnswer();
   renderAutoAnswer();
   state.conn?.send({ type: 'profile', profile: state.profile, auto_answer: state.autoAnswer });
+}
+
+// setCaptions follows the caption chain's state: a quiet line by the
+// captions and, when paused, the header's audio button says so instead of
+// "Listening…". Independent of the level; never an error.
+function setCaptions(st) {
+  state.captions = ['live', 'degraded', 'paused'].includes(st) ? st : 'live';
+  body.dataset.captionsState = state.captions;
+  state.view.setCaptionsState(state.captions);
+  renderAudio();
 }
 
 // showCaptions opens or closes the captions panel of narrow screens (wide

@@ -6,6 +6,7 @@
 import { t } from './i18n.js';
 
 const MAX_CAPTIONS = 60; // caption lines kept on screen
+const SIMULATED_MARK = '[simulated]'; // a simulator's caption (poise -demo): shown as a tag
 const MAX_HISTORY = 40; // earlier turns kept on screen
 const TICK_MS = 200; // countdown redraw period
 const RING_R = 26; // countdown ring radius, px (viewBox units)
@@ -25,6 +26,7 @@ export class View {
 
   setLang(lang) {
     this.lang = lang;
+    for (const tag of this.el('captions').querySelectorAll('.sim-tag')) tag.replaceWith(this.simulatedTag());
     const cur = this.turns.get(this.currentKey);
     if (cur) this.drawCurrent(cur);
     const hist = this.el('history');
@@ -225,7 +227,8 @@ export class View {
 
   // caption shows a partial (faint) or final (solid) caption line; label
   // names its speaker ("You", "Interviewer"), shown before the text by the
-  // stylesheet so that the line's text stays what was heard.
+  // stylesheet so that the line's text stays what was heard; a simulated
+  // line carries a small "simulated" tag instead of its mark.
   caption(key, text, final, label) {
     const list = this.el('captions');
     let li = this.captions.get(key);
@@ -240,12 +243,36 @@ export class View {
         old.remove();
       }
     }
-    li.textContent = text;
+    const said = unmarked(text);
+    li.replaceChildren();
+    li.dataset.text = said.text;
+    li.dataset.simulated = String(said.simulated);
+    if (said.simulated) li.append(this.simulatedTag());
+    li.append(this.doc.createTextNode(said.text));
     if (label) li.dataset.label = label;
     li.classList.toggle('partial', !final);
     li.classList.toggle('final', !!final);
     this.el('captions-empty').hidden = true;
     list.scrollTop = list.scrollHeight;
+  }
+
+  simulatedTag() {
+    const s = t(this.lang);
+    const tag = h('span', 'sim-tag', s.simulated);
+    tag.title = s.simulatedHint;
+    return tag;
+  }
+
+  // setCaptionsState shows the caption chain's state next to the captions:
+  // nothing when live, else a quiet line (never an error).
+  setCaptionsState(state) {
+    const s = t(this.lang);
+    const el = this.el('captions-state');
+    const text = state === 'paused' ? s.captionsPaused : state === 'degraded' ? s.captionsDegraded : '';
+    el.hidden = !text;
+    el.textContent = text;
+    el.dataset.state = state;
+    this.el('btn-captions').title = text;
   }
 
   // setChip shows a chip ({text, hint, kind}: kind 'limit' for a limit
@@ -266,6 +293,13 @@ export class View {
     el.textContent = text || '';
     el.classList.toggle('fading', !!fading);
   }
+}
+
+// unmarked splits a caption's simulator mark off its text.
+export function unmarked(text) {
+  const s = String(text || '');
+  if (!s.startsWith(SIMULATED_MARK)) return { simulated: false, text: s };
+  return { simulated: true, text: s.slice(SIMULATED_MARK.length).trim() };
 }
 
 // h makes an element with a class and optional text.

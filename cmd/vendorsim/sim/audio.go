@@ -22,7 +22,8 @@ type wavInfo struct {
 	rate     int
 	channels int
 	bits     int
-	samples  int // per channel
+	samples  int    // per channel
+	data     []byte // the data chunk
 }
 
 func (w wavInfo) seconds() float64 { return float64(w.samples) / float64(w.rate) }
@@ -54,6 +55,7 @@ func parseWAV(b []byte) (wavInfo, error) {
 			}
 			size = min(size, len(body)) // streamed WAVs carry 0xFFFFFFFF
 			info.samples = size / (info.channels * info.bits / 8)
+			info.data = body[:size]
 			return info, nil
 		}
 		p += 8 + size + size%2 // chunks are padded to even sizes
@@ -121,7 +123,7 @@ func (f *audioForm) add(part *multipart.Part) error {
 }
 
 // handleTranscription serves OpenAI's POST /v1/audio/transcriptions with
-// the scripted transcripts.
+// the scripted transcripts, or simulated ones (transcript).
 func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	setRequestID(w)
 	form, err := readAudioForm(w, r)
@@ -153,7 +155,7 @@ func (s *Server) handleTranscription(w http.ResponseWriter, r *http.Request) {
 	if info, err := parseWAV(form.file); err == nil {
 		seconds = info.seconds()
 	}
-	text := strings.TrimSpace(s.transcript(form.file))
+	text := strings.TrimSpace(s.transcript(form.file, form.fields["language"]))
 	o = writeTranscription(w, form.fields["response_format"], model, text, seconds)
 }
 

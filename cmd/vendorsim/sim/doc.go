@@ -16,6 +16,13 @@
 //	                                 response_format json|text|verbose_json|srt|vtt; faults under "whisper"
 //	GET  /health[?model=M]           llama.cpp / whisper.cpp health (counted as a probe of M)
 //
+// Transcriptions (both routes) return Options.Transcripts in turn; without
+// a script, an interviewer line chosen by a hash of the clip's audio, in
+// the request's language, starting with SimulatedMark. Chat replies are
+// made of the simulator's own phrases, shaped by the question's kind
+// (story, technical, pitch, motivation, weakness) and marked
+// "[simulated <model>]"; they never quote the prompt.
+//
 // Control endpoints, for tests in other processes, the -demo ops page and
 // load scripts:
 //

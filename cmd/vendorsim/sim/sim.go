@@ -12,7 +12,6 @@ import (
 
 const (
 	defaultTokenDelay = 20 * time.Millisecond // between stream chunks
-	defaultTranscript = "Tell me about a time you had to deal with a difficult stakeholder."
 
 	// WhisperModel is the model name that whisper.cpp's POST /inference is
 	// counted and faulted under (whisper.cpp has no model field).
@@ -30,7 +29,7 @@ var errClosed = errors.New("vendorsim: closed")
 type Options struct {
 	TokenDelay      time.Duration // between stream chunks; default 20ms, negative for none
 	FirstTokenDelay time.Duration // before headers and the first chunk; default 0; a Fault overrides it per model
-	Transcripts     []string      // transcription texts, returned in turn; default one fixed English sentence
+	Transcripts     []string      // transcription texts, returned in turn; default: simulated interviewer lines chosen by the audio, marked SimulatedMark
 	InferenceDelay  time.Duration // decode delay of transcriptions and whisper /inference; default 0
 	// Transcribe, when set, gives the text of each transcription from its
 	// audio file (the WAV as uploaded) instead of Transcripts in turn: a
@@ -94,9 +93,6 @@ func New(opts Options) *Server {
 		if t != "" {
 			s.transcripts = append(s.transcripts, t)
 		}
-	}
-	if len(s.transcripts) == 0 {
-		s.transcripts = []string{defaultTranscript}
 	}
 	s.mux = s.routes()
 	return s
@@ -206,11 +202,15 @@ func (s *Server) reply(model, question string) string {
 	return defaultReply(model, question)
 }
 
-// transcript returns the text of a transcription of audio: Transcribe's,
-// else the next scripted text, round robin.
-func (s *Server) transcript(audio []byte) string {
+// transcript returns the text of a transcription of clip: Transcribe's,
+// else the next scripted text, round robin; without a script, the
+// simulated transcript of clip in lang.
+func (s *Server) transcript(clip []byte, lang string) string {
 	if s.transcribe != nil {
-		return s.transcribe(audio)
+		return s.transcribe(clip)
+	}
+	if len(s.transcripts) == 0 {
+		return simulatedTranscript(clip, lang)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -61,7 +61,7 @@ func (s *Server) handleInference(w http.ResponseWriter, r *http.Request) {
 		o = s.abandon(w, err)
 		return
 	}
-	o = writeWhisper(w, form.fields, strings.TrimSpace(s.transcript(form.file)), info.seconds())
+	o = writeWhisper(w, form.fields, strings.TrimSpace(s.transcript(form.file, form.fields["language"])), info.seconds())
 }
 
 // acquireWhisper takes the decode slot, waiting while another request

@@ -42,7 +42,7 @@ func newBenchPaths(b *testing.B) benchPaths {
 		"m": {{Endpoint: upstream.Endpoint{Name: "sim", BaseURL: simSrv.URL + "/v1", Model: "m"}}},
 	}}
 	h := health.New(health.Config{}, endpointProbes(b, cfg), zerolog.Nop(), nil)
-	gw, err := New(cfg, h, zerolog.Nop(), NewMetrics(nil, nil))
+	gw, err := New(cfg, HealthCircuits(h), zerolog.Nop(), NewMetrics(nil, nil))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,8 +20,8 @@ type chatRequest struct {
 	model         string
 	fallbacks     []string
 	stream        bool
-	includeUsage  bool // the client asked for the usage chunk
-	n             int  // choices asked for (default 1)
+	includeUsage  bool            // the client asked for the usage chunk
+	n             int             // choices asked for (default 1)
 	streamOptions json.RawMessage // the client's stream_options with include_usage set
 }
 

@@ -92,8 +92,8 @@ func (r *relay) Ended() string { return r.c.acc.finishReason() }
 // has. payload reports whether the chunk carried content; err is a failed
 // write, errDiverged, or an answer over max_response_mb.
 func (c *gatewayCall) take(ch openai.ChatCompletionChunk, t target, res *attemptResult, continuation bool) (payload bool, err error) {
-	if ch.Model != "" {
-		res.model = ch.Model
+	if ch.Model != "" && ch.Model != res.model {
+		res.model = upstream.RedactKey(ch.Model, t.ep.APIKey) // a hostile upstream's echo
 	}
 	if ch.JSON.Usage.Valid() && ch.Usage.JSON.TotalTokens.Valid() {
 		c.usage = &usageOut{PromptTokens: int(ch.Usage.PromptTokens), CompletionTokens: int(ch.Usage.CompletionTokens),
@@ -103,6 +103,7 @@ func (c *gatewayCall) take(ch openai.ChatCompletionChunk, t target, res *attempt
 		return false, nil // the usage chunk
 	}
 	if ch.SystemFingerprint != "" {
+		ch.SystemFingerprint = upstream.RedactKey(ch.SystemFingerprint, t.ep.APIKey)
 		c.fingerprint = ch.SystemFingerprint
 	}
 	choices, heard, err := c.filter(ch)

@@ -142,6 +142,9 @@ func (e *eventReader) line() ([]byte, error) {
 			line, err = e.r.ReadSlice('\n')
 			long = append(long, line...)
 		}
+		if len(long) > maxEventSize {
+			return nil, errEventTooLarge
+		}
 		line = long
 	}
 	if err != nil {

@@ -76,9 +76,11 @@ type Config struct {
 	// StallMS is the default of the entries' stall_ms: silence after the
 	// first token that cuts a stream (default 10000).
 	StallMS int `yaml:"stall_ms"`
-	// MaxInflightMB bounds the bytes of chat request bodies the gateway
-	// holds at once (default 64): a request that would pass it waits for
-	// room, up to its own deadline, or gets 503 after maxBodyWait.
+	// MaxInflightMB bounds the memory of the chat requests the gateway
+	// holds at once, counted as bodyCopies times each body (default 128:
+	// two requests of the largest body, 16 MiB, at once): a request that
+	// would pass it waits for room, up to its own deadline, or gets 503
+	// after maxBodyWait.
 	MaxInflightMB int `yaml:"max_inflight_mb"`
 	// MaxResponseMB bounds an answer assembled for a non-streaming client
 	// (default 16): a longer one is a 502 (streams pass through and are not

@@ -21,9 +21,10 @@ import (
 const (
 	maxGatewayBody       = 16 << 20         // bytes of one chat request
 	gatewayWriteLimit    = 10 * time.Second // per write to a client
-	defaultMaxInflightMB = 64               // request body bytes held at once, in MiB
+	defaultMaxInflightMB = 128              // request bytes held at once (bodyCopies per body byte), in MiB
+	bodyCopies           = 4                // copies of a body alive while it is served: read, decoded, the upstream request, its send buffer
 	defaultMaxResponseMB = 16               // bytes of one assembled answer, in MiB
-	maxBodyWait          = 10 * time.Second // longest wait for room under max_inflight_mb
+	maxBodyWait          = 30 * time.Second // longest wait for room under max_inflight_mb
 )
 
 // Handler serves model backends as an OpenAI-compatible API: POST
@@ -188,13 +189,15 @@ func (g *Handler) serveModels(w http.ResponseWriter) {
 	writeJSONBody(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
-// serveChat serves one chat completion. The request's body bytes count
-// against max_inflight_mb until the response is complete.
+// serveChat serves one chat completion. The request's body bytes, times
+// bodyCopies, count against max_inflight_mb until the response is
+// complete.
 func (g *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
 	weight := r.ContentLength
 	if weight < 0 || weight > maxGatewayBody {
 		weight = maxGatewayBody // unknown: the most it may be, until read
 	}
+	weight *= bodyCopies
 	if !g.reserve(r.Context(), weight) {
 		writeGatewayError(w, http.StatusServiceUnavailable, gatewayError{
 			Message: "the gateway is holding as many request bytes as gateway.max_inflight_mb allows; retry shortly",
@@ -208,7 +211,7 @@ func (g *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("the request body could not be read (at most %d bytes)", maxGatewayBody), Type: typeInvalidRequest})
 		return
 	}
-	if n := int64(len(body)); n < weight { // give back what an unknown length did not use
+	if n := int64(len(body)) * bodyCopies; n < weight { // give back what an unknown length did not use
 		g.inflight.Release(weight - n)
 		weight = n
 	}

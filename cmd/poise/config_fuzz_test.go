@@ -157,7 +157,7 @@ func checkWirable(t *testing.T, c config) {
 		t.Fatalf("accepted a gateway endpoint named like an engine backend elsewhere: %v", err)
 	}
 	h := health.New(healthConfig(c.Engine), healthProbes(c, health.Probe{}, http.DefaultClient), nop, nil)
-	gw, err := gateway.New(c.Gateway, h, nop, nil)
+	gw, err := gateway.New(c.Gateway, gateway.HealthCircuits(h), nop, nil)
 	if err != nil {
 		t.Fatalf("accepted config whose gateway does not build: %v", err)
 	}

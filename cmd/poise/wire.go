@@ -87,7 +87,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	a.stop = append(a.stop, hc.CloseIdleConnections)
 	a.health = health.New(healthConfig(cfg.Engine), healthProbes(cfg, probe, hc), log, health.NewMetrics(reg), healthOpts...)
 	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tiers.NewMetrics(reg, requests))
-	if a.gw, err = gateway.New(cfg.Gateway, a.health, log, gateway.NewMetrics(reg, requests)); err != nil {
+	if a.gw, err = gateway.New(cfg.Gateway, gateway.HealthCircuits(a.health), log, gateway.NewMetrics(reg, requests)); err != nil {
 		a.close()
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 // refusal, tool calls and finish reason. Owned by one gatewayCall.
 type answerAcc struct {
 	choices []*accChoice // in order of first appearance
+	bytes   int          // of content, refusals and tool calls: bounded by max_response_mb
 }
 
 type accChoice struct {
@@ -40,12 +41,14 @@ func (a *answerAcc) add(ch openai.ChatCompletionChunk) (payload, finish bool) {
 		}
 		ac.content.WriteString(d.Content)
 		ac.refusal.WriteString(d.Refusal)
+		a.bytes += len(d.Content) + len(d.Refusal)
 		for _, tc := range d.ToolCalls {
 			at := ac.tool(tc.Index)
 			at.id = cmp.Or(tc.ID, at.id)
 			at.typ = cmp.Or(string(tc.Type), at.typ)
 			at.name += tc.Function.Name
 			at.argument.WriteString(tc.Function.Arguments)
+			a.bytes += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
 		if c.FinishReason != "" {
 			ac.finish, finish = c.FinishReason, true
@@ -77,7 +80,10 @@ func (c *accChoice) tool(index int64) *accTool {
 }
 
 // reset forgets the answer (a clean restart on another endpoint).
-func (a *answerAcc) reset() { a.choices = a.choices[:0] }
+func (a *answerAcc) reset() { a.choices, a.bytes = a.choices[:0], 0 }
+
+// size is the answer's bytes so far.
+func (a *answerAcc) size() int { return a.bytes }
 
 // empty reports whether no content has arrived.
 func (a *answerAcc) empty() bool { return a.allText() == "" }

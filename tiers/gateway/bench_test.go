@@ -32,17 +32,21 @@ type benchPaths struct {
 	simURL, gwURL   string
 }
 
-func newBenchPaths(b *testing.B) benchPaths {
+func newBenchPaths(b *testing.B) benchPaths { return newPacedPaths(b, -1, benchReply) }
+
+// newPacedPaths is benchPaths with vendorsim pacing its chunks delay apart
+// (-1: no delay) and answering reply.
+func newPacedPaths(b *testing.B, delay time.Duration, reply string) benchPaths {
 	b.Helper()
-	sim := vendorsim.New(vendorsim.Options{TokenDelay: -1})
-	sim.SetReply("m", benchReply)
+	sim := vendorsim.New(vendorsim.Options{TokenDelay: delay})
+	sim.SetReply("m", reply)
 	simSrv := httptest.NewServer(sim)
 	b.Cleanup(func() { sim.Close(); simSrv.Close() })
 	cfg := Config{Keys: []string{"k"}, Chains: map[string][]Endpoint{
 		"m": {{Endpoint: upstream.Endpoint{Name: "sim", BaseURL: simSrv.URL + "/v1", Model: "m"}}},
 	}}
 	h := health.New(health.Config{}, endpointProbes(b, cfg), zerolog.Nop(), nil)
-	gw, err := New(cfg, h, zerolog.Nop(), NewMetrics(nil, nil))
+	gw, err := New(cfg, HealthCircuits(h), zerolog.Nop(), NewMetrics(nil, nil))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,8 +87,17 @@ func streamOnce(ctx context.Context, b *testing.B, c openai.Client) (ttft, total
 // p50 and p99 of the time to the first token and to the end of the stream
 // on each path, and the gateway's added latency: the difference of the
 // percentiles. Run with -benchtime=1000x for 1,000 requests on each path.
-func BenchmarkGatewayLatency(b *testing.B) {
-	p := newBenchPaths(b)
+func BenchmarkGatewayLatency(b *testing.B) { benchLatency(b, newBenchPaths(b)) }
+
+// BenchmarkGatewayLatencyPaced is BenchmarkGatewayLatency against an
+// upstream that paces a 60-chunk answer 5 ms apart, as a model streams:
+// what the relay adds to the whole stream is then what it adds per chunk
+// (read buffering, rewriting, flushing), not the simulator's speed.
+func BenchmarkGatewayLatencyPaced(b *testing.B) {
+	benchLatency(b, newPacedPaths(b, 5*time.Millisecond, sixtyWords))
+}
+
+func benchLatency(b *testing.B, p benchPaths) {
 	ctx := context.Background()
 	for range 20 { // warm the connection pools
 		streamOnce(ctx, b, p.direct)

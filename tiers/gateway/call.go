@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -40,6 +41,8 @@ type gatewayCall struct {
 	usage        *usageOut       // the last attempt's usage, as the endpoint reported it
 	fingerprint  string          // the answering endpoint's system_fingerprint
 	excluded     map[string]bool // upstream models that reported context_length: never again
+	noPrefill    map[string]bool // targets (key) that refused an assistant prefill with a 400
+	match        *matcher        // the attempt regenerates text the client has; nil otherwise
 	last         *upstream.Error // the last failure, for the error response
 	lastEndpoint string
 	cut          *upstream.Error // the failure that cut the answer the client has partly seen
@@ -51,7 +54,7 @@ type gatewayCall struct {
 func newGatewayCall(g *Handler, rq *chatRequest, w http.ResponseWriter) *gatewayCall {
 	id := newResponseID()
 	return &gatewayCall{g: g, rq: rq, w: w, sse: newSSEWriter(w), id: id, created: time.Now().Unix(),
-		log: g.log.With().Str("request", id).Logger(), excluded: map[string]bool{}}
+		log: g.log.With().Str("request", id).Logger(), excluded: map[string]bool{}, noPrefill: map[string]bool{}}
 }
 
 // run tries the targets in order (open circuits last) until one answers,
@@ -59,75 +62,95 @@ func newGatewayCall(g *Handler, rq *chatRequest, w http.ResponseWriter) *gateway
 // left; then it writes the end of the response. It returns when the
 // response is complete or the client has gone.
 func (c *gatewayCall) run(ctx context.Context, targets []target) {
-	ordered := c.g.order(targets)
-	var held []target // open circuits: tried only when nothing else answered
-	for _, t := range ordered {
-		if !c.g.allow(t) {
-			held = append(held, t)
-			continue
+	ordered, allowed := c.g.order(targets)
+	unused := maps.Clone(allowed)
+	defer func() { // give back the circuits' trials that were not used
+		for key := range unused {
+			c.g.circuits.Report(key, upstream.ClassCanceled)
 		}
-		if c.try(ctx, t) {
+	}()
+	for i, t := range ordered {
+		if ctx.Err() != nil {
+			c.g.m.gatewayResponse(outcomeCanceled)
 			return
 		}
-	}
-	for _, t := range held {
-		if c.try(ctx, t) {
+		if !c.usable(t, true) {
+			continue
+		}
+		delete(unused, t.circuit) // from here on, account reports it
+		if c.tryTarget(ctx, t, !c.healthyAfter(ordered[i+1:], allowed)) {
 			return
 		}
 	}
 	c.exhausted()
 }
 
-// try runs t's attempts unless t is excluded, cooling down or unable to
-// take over a cut answer, and reports whether the request is over.
-func (c *gatewayCall) try(ctx context.Context, t target) bool {
-	if ctx.Err() != nil {
-		c.g.m.gatewayResponse(outcomeCanceled)
-		return true
-	}
+// usable reports whether t may be tried now: its model has not reported
+// context_length in this request and no Retry-After cools it down (note
+// records the cooldown for the 429 the client may get).
+func (c *gatewayCall) usable(t target, note bool) bool {
 	if c.excluded[t.ep.Model] {
 		return false
 	}
 	if wait, cooling := c.g.cool.remaining(t.key(), time.Now()); cooling {
-		if c.coolingWait == 0 || wait < c.coolingWait {
+		if note && (c.coolingWait == 0 || wait < c.coolingWait) {
 			c.coolingWait = wait
 		}
 		return false
 	}
-	prefill, ok := c.prepare(t)
-	if !ok {
-		return false
-	}
-	c.continued = c.continued || prefill != ""
-	c.attempted = true
-	res := c.tryTarget(ctx, t, prefill)
-	return c.settle(ctx, t, res)
+	return true
 }
 
-// prepare decides how t takes over an answer that another endpoint cut:
-// it continues the partial answer as an assistant prefill when it accepts
-// one, else the answer restarts cleanly on t if the client has seen none
-// of it. ok is false when t cannot be used (the client has seen the
-// partial answer and t cannot continue it).
-func (c *gatewayCall) prepare(t target) (prefill string, ok bool) {
+// healthyAfter reports whether one of ts is usable and has its circuit
+// closed: then a failing endpoint is left at once rather than retried.
+func (c *gatewayCall) healthyAfter(ts []target, allowed map[string]bool) bool {
+	for _, t := range ts {
+		if allowed[t.circuit] && c.usable(t, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// mode is how one attempt takes over an answer another attempt cut.
+type mode struct {
+	prefill  string // continue this partial answer as an assistant prefill
+	suppress bool   // restart, and hold back the text the client already has
+}
+
+// prepare decides how t takes over an answer that an attempt cut: it
+// continues the partial answer as an assistant prefill when t accepts one
+// (and has not refused one in this request); else, if the client has seen
+// none of it, the answer restarts cleanly; else t regenerates the answer
+// and the text the client already has is held back (see matcher). ok is
+// false when t cannot be used: the answer is not plain text of one choice.
+func (c *gatewayCall) prepare(t target) (m mode, ok bool) {
 	if c.acc.empty() {
-		return "", true
+		return mode{}, true
 	}
+	plain := c.acc.plainText() && c.rq.n == 1
 	switch {
-	case t.ep.Prefill && c.acc.plainText():
-		return c.acc.text(), true
-	case c.sent:
-		return "", false
+	case t.ep.Prefill && plain && !c.noPrefill[t.key()]:
+		c.continued = true
+		return mode{prefill: c.acc.text()}, true
+	case !c.sent:
+		c.acc.reset()
+		c.continued = false
+		return mode{}, true
+	case plain:
+		c.continued = true
+		return mode{suppress: true}, true
 	}
-	c.acc.reset()
-	c.continued = false
-	return "", true
+	return mode{}, false
 }
 
-// settle handles the end of t's attempts and reports whether the request
-// is over.
+// settle handles the end of one attempt on t and reports whether the
+// request is over.
 func (c *gatewayCall) settle(ctx context.Context, t target, res attemptResult) bool {
 	switch e := res.err; {
+	case res.diverged:
+		c.diverged(t)
+		return true
 	case ctx.Err() != nil || (e != nil && e.Class == upstream.ClassCanceled):
 		c.g.m.gatewayResponse(outcomeCanceled)
 		return true
@@ -144,15 +167,28 @@ func (c *gatewayCall) settle(ctx context.Context, t target, res attemptResult) b
 		// provider's answer, passed on with finish_reason content_filter.
 		c.finish(t, res, outcomeRefused)
 		return true
-	case !e.Class.Fallbackable():
+	case !e.Class.Fallbackable() && !res.prefillRefused:
 		c.fail(t, e)
 		return true
 	}
 	c.last, c.lastEndpoint = res.err, t.ep.Name
-	if res.started && c.sent {
+	if res.started && c.sent && c.cut == nil {
 		c.cut, c.cutEndpoint = res.err, t.ep.Name
 	}
 	return false
+}
+
+// diverged ends a stream whose regenerated answer on t differs from what
+// the client already has: an in-band error naming the cut, no [DONE].
+func (c *gatewayCall) diverged(t target) {
+	detail := "the stream was cut"
+	if c.cut != nil {
+		detail = fmt.Sprintf("%s: %s", c.cutEndpoint, failureDetail(c.cut))
+	}
+	ge := gatewayError{Type: typeServerError, Code: "stream_cut", Message: fmt.Sprintf(
+		"poise gateway: the answer was cut (%s); %s regenerated a different answer, so it cannot be continued", detail, t.ep.Name)}
+	c.log.Warn().Str("endpoint", t.ep.Name).Str("cut_endpoint", c.cutEndpoint).Msg("tiers: gateway: regenerated answer diverged after a cut")
+	c.endWithError(http.StatusBadGateway, ge, outcomeCut)
 }
 
 // finish writes the end of a successful response: the rest of the stream

@@ -15,9 +15,9 @@ import (
 // Defaults of Config; a zero field means the default.
 const (
 	defaultGatewayTimeoutMS    = 10000 // no response headers this long: fail over
-	defaultGatewayFirstTokenMS = 30000 // no first token this long: fail over
+	defaultGatewayFirstTokenMS = 10000 // no first token this long after the headers: fail over
 	defaultGatewayStallMS      = 10000 // silence after the first token that counts as a stall
-	defaultGatewayMaxAttempts  = 2     // requests to one endpoint per client request
+	defaultGatewayRetries      = 1     // retries of one endpoint per client request
 	defaultRetryAfterMaxMS     = 2000  // longest Retry-After waited out on the same endpoint
 	defaultBackoffMS           = 200   // base of the jittered backoff after a 429 without Retry-After
 	maxRequestFallbacks        = 8     // model names a client may list in "fallbacks"
@@ -48,9 +48,16 @@ type Config struct {
 	// order, after its own chain is exhausted (default none). A request's
 	// own "fallbacks" list comes after these. Cycles are rejected.
 	Fallbacks map[string][]string `yaml:"fallbacks"`
-	// MaxAttempts bounds the requests to one endpoint for one client
-	// request: a 500 or a 429 is retried on the same endpoint only while
-	// attempts remain (default 2). An entry's max_attempts overrides it.
+	// Retries bounds the retries of one endpoint for one client request
+	// (default 1): a 429, a 5xx or a reset before the first byte is retried
+	// on the same endpoint, after a backoff, only when no other endpoint is
+	// left to try; a stream cut after its first content is continued on
+	// the same endpoint first while retries remain. An entry's retries
+	// overrides it. Say 0 for none.
+	Retries *int `yaml:"retries"`
+	// MaxAttempts is the older spelling of Retries: requests to one
+	// endpoint, so max_attempts: 2 is retries: 1 (default: not set). Set
+	// one of the two.
 	MaxAttempts int `yaml:"max_attempts"`
 	// RetryAfterMaxMS is the longest Retry-After the gateway waits out
 	// before retrying the same endpoint (default 2000). A longer one fails
@@ -64,8 +71,21 @@ type Config struct {
 	// TimeoutMS is the default of the entries' timeout_ms (default 10000).
 	TimeoutMS int `yaml:"timeout_ms"`
 	// FirstTokenTimeoutMS is the default of the entries'
-	// first_token_timeout_ms (default 30000).
+	// first_token_timeout_ms (default 10000).
 	FirstTokenTimeoutMS int `yaml:"first_token_timeout_ms"`
+	// StallMS is the default of the entries' stall_ms: silence after the
+	// first token that cuts a stream (default 10000).
+	StallMS int `yaml:"stall_ms"`
+	// MaxInflightMB bounds the memory of the chat requests the gateway
+	// holds at once, counted as bodyCopies times each body (default 128:
+	// two requests of the largest body, 16 MiB, at once): a request that
+	// would pass it waits for room, up to its own deadline, or gets 503
+	// after maxBodyWait.
+	MaxInflightMB int `yaml:"max_inflight_mb"`
+	// MaxResponseMB bounds an answer assembled for a non-streaming client
+	// (default 16): a longer one is a 502 (streams pass through and are not
+	// held).
+	MaxResponseMB int `yaml:"max_response_mb"`
 }
 
 // Endpoint is one entry of a chain, or a named endpoint of
@@ -76,19 +96,25 @@ type Config struct {
 // of the same name.
 type Endpoint struct {
 	// Endpoint holds name, base_url, api_key, model, prefill, larger_model
-	// and stall_ms. name defaults to base_url's host; stall_ms defaults to
-	// 10000 in the gateway.
+	// and stall_ms. name defaults to base_url's host, and "{model}" in it
+	// stands for the requested model; stall_ms defaults to
+	// gateway.stall_ms.
 	upstream.Endpoint `yaml:",inline"`
 	// TimeoutMS bounds the wait for the response headers: an endpoint that
 	// does not answer at all is left at once, never retried (default
 	// gateway.timeout_ms).
 	TimeoutMS int `yaml:"timeout_ms"`
-	// FirstTokenTimeoutMS bounds the wait for the first token; a slower
-	// endpoint is left for the next one (default
-	// gateway.first_token_timeout_ms).
+	// FirstTokenTimeoutMS bounds the wait for the first token, counted
+	// from the response headers; a slower endpoint is left for the next
+	// one (default gateway.first_token_timeout_ms).
 	FirstTokenTimeoutMS int `yaml:"first_token_timeout_ms"`
-	// MaxAttempts overrides gateway.max_attempts for this entry.
+	// Retries overrides gateway.retries for this entry.
+	Retries *int `yaml:"retries"`
+	// MaxAttempts is the older spelling of retries + 1.
 	MaxAttempts int `yaml:"max_attempts"`
+	// attempts is the resolved retries + 1: requests to this endpoint per
+	// client request.
+	attempts int
 }
 
 // Enabled reports whether any chain is configured.
@@ -159,6 +185,15 @@ func (v *validator) numbers() {
 		}
 	}
 	check("gateway.max_attempts", v.c.MaxAttempts)
+	if v.c.Retries != nil {
+		check("gateway.retries", *v.c.Retries)
+		if v.c.MaxAttempts != 0 {
+			v.bad("gateway.max_attempts", "set retries or max_attempts (its older spelling: retries + 1), not both")
+		}
+	}
+	check("gateway.stall_ms", v.c.StallMS)
+	check("gateway.max_inflight_mb", v.c.MaxInflightMB)
+	check("gateway.max_response_mb", v.c.MaxResponseMB)
 	check("gateway.retry_after_max_ms", v.c.RetryAfterMaxMS)
 	check("gateway.backoff_ms", v.c.BackoffMS)
 	check("gateway.timeout_ms", v.c.TimeoutMS)
@@ -246,6 +281,14 @@ func (v *validator) entryNumbers(key string, e Endpoint) {
 			v.bad(key+"."+name, "must not be negative, got %d", n)
 		}
 	}
+	if e.Retries != nil {
+		if *e.Retries < 0 {
+			v.bad(key+".retries", "must not be negative, got %d", *e.Retries)
+		}
+		if e.MaxAttempts != 0 {
+			v.bad(key+".max_attempts", "set retries or max_attempts (its older spelling: retries + 1), not both")
+		}
+	}
 }
 
 // fallbacks checks that every fallback names a model some chain serves,
@@ -323,9 +366,12 @@ func overlay(base, e Endpoint) Endpoint {
 		out.LargerModel = e.LargerModel
 	}
 	out.Prefill = base.Prefill || e.Prefill
+	if e.Retries != nil || e.MaxAttempts != 0 {
+		out.Retries, out.MaxAttempts = e.Retries, e.MaxAttempts
+	}
 	for _, f := range []struct{ dst, src *int }{
 		{&out.StallMS, &e.StallMS}, {&out.TimeoutMS, &e.TimeoutMS},
-		{&out.FirstTokenTimeoutMS, &e.FirstTokenTimeoutMS}, {&out.MaxAttempts, &e.MaxAttempts},
+		{&out.FirstTokenTimeoutMS, &e.FirstTokenTimeoutMS},
 	} {
 		if *f.src != 0 {
 			*f.dst = *f.src
@@ -336,31 +382,47 @@ func overlay(base, e Endpoint) Endpoint {
 
 // withDefaults returns c with every zero gateway-wide field set.
 func (c Config) withDefaults() Config {
-	c.MaxAttempts = orDefault(c.MaxAttempts, defaultGatewayMaxAttempts)
+	retries := attemptsOf(c.Retries, c.MaxAttempts, defaultGatewayRetries+1) - 1
+	c.Retries, c.MaxAttempts = &retries, 0
 	c.RetryAfterMaxMS = orDefault(c.RetryAfterMaxMS, defaultRetryAfterMaxMS)
 	c.BackoffMS = orDefault(c.BackoffMS, defaultBackoffMS)
 	c.TimeoutMS = orDefault(c.TimeoutMS, defaultGatewayTimeoutMS)
 	c.FirstTokenTimeoutMS = orDefault(c.FirstTokenTimeoutMS, defaultGatewayFirstTokenMS)
+	c.StallMS = orDefault(c.StallMS, defaultGatewayStallMS)
+	c.MaxInflightMB = orDefault(c.MaxInflightMB, defaultMaxInflightMB)
+	c.MaxResponseMB = orDefault(c.MaxResponseMB, defaultMaxResponseMB)
 	return c
+}
+
+// attemptsOf is the requests to one endpoint that retries or its older
+// spelling max_attempts ask for, else def.
+func attemptsOf(retries *int, maxAttempts, def int) int {
+	switch {
+	case retries != nil:
+		return *retries + 1
+	case maxAttempts > 0:
+		return maxAttempts
+	}
+	return def
 }
 
 // entryDefaults fills e's zero per-entry fields from c (already
 // defaulted).
 func (c Config) entryDefaults(e Endpoint) Endpoint {
-	e.StallMS = orDefault(e.StallMS, defaultGatewayStallMS)
+	e.StallMS = orDefault(e.StallMS, c.StallMS)
 	e.TimeoutMS = orDefault(e.TimeoutMS, c.TimeoutMS)
 	e.FirstTokenTimeoutMS = orDefault(e.FirstTokenTimeoutMS, c.FirstTokenTimeoutMS)
-	e.MaxAttempts = orDefault(e.MaxAttempts, c.MaxAttempts)
+	e.attempts = attemptsOf(e.Retries, e.MaxAttempts, *c.Retries+1)
 	return e
 }
 
-// chain returns the entries that serve model: its own chain, else "*".
-func (p routes) chain(model string) ([]Endpoint, bool) {
+// chain returns the entries that serve model, and the chain's key: its
+// own chain, else "*".
+func (p routes) chain(model string) ([]Endpoint, string) {
 	if ch, ok := p.chains[model]; ok {
-		return ch, true
+		return ch, model
 	}
-	ch, ok := p.chains[AnyModelChain]
-	return ch, ok
+	return p.chains[AnyModelChain], AnyModelChain
 }
 
 // Resolved returns every endpoint of c's chains, resolved against

@@ -96,12 +96,12 @@ func TestGatewayConfigResolvesNamedEndpointsAndDefaults(t *testing.T) {
 	}
 	got := p.chains["m"]
 	want0 := Endpoint{Endpoint: upstream.Endpoint{Name: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "sk", Model: "gpt-4o",
-		Prefill: true, StallMS: defaultGatewayStallMS}, TimeoutMS: 500, FirstTokenTimeoutMS: 700, MaxAttempts: 3}
+		Prefill: true, StallMS: defaultGatewayStallMS}, TimeoutMS: 500, FirstTokenTimeoutMS: 700, MaxAttempts: 3, attempts: 3}
 	if got[0] != want0 {
 		t.Fatalf("entry 0 %+v\nwant %+v", got[0], want0)
 	}
 	// An unnamed endpoint is named after its host.
-	if got[1].Name != "127.0.0.1:8000" || got[1].FirstTokenTimeoutMS != defaultGatewayFirstTokenMS || got[1].MaxAttempts != defaultGatewayMaxAttempts {
+	if got[1].Name != "127.0.0.1:8000" || got[1].FirstTokenTimeoutMS != defaultGatewayFirstTokenMS || got[1].attempts != defaultGatewayRetries+1 {
 		t.Fatalf("entry 1 %+v", got[1])
 	}
 }

@@ -11,16 +11,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/poise-dev/poise/web/access"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 )
 
 // Gateway limits.
 const (
-	maxGatewayBody    = 16 << 20         // bytes of one chat request
-	gatewayWriteLimit = 10 * time.Second // per write to a client
+	maxGatewayBody       = 16 << 20         // bytes of one chat request
+	gatewayWriteLimit    = 10 * time.Second // per write to a client
+	defaultMaxInflightMB = 128              // request bytes held at once (bodyCopies per body byte), in MiB
+	bodyCopies           = 4                // copies of a body alive while it is served: read, decoded, the upstream request, its send buffer
+	defaultMaxResponseMB = 16               // bytes of one assembled answer, in MiB
+	maxBodyWait          = 30 * time.Second // longest wait for room under max_inflight_mb
 )
 
 // Handler serves model backends as an OpenAI-compatible API: POST
@@ -35,34 +39,56 @@ const (
 // "the gateway is not configured". Safe for concurrent use; each request
 // is served on its handler goroutine and starts no goroutine of its own.
 type Handler struct {
-	plan    routes
-	clients map[string]*upstream.Client // by endpoint name
-	health  *health.Center              // nil: no circuits
-	hc      *http.Client
-	log     zerolog.Logger
-	m       *Metrics
-	cool    *cooldowns
+	plan     routes
+	clients  map[string]*upstream.Client // by endpoint name
+	circuits Circuits
+	hc       *http.Client
+	log      zerolog.Logger
+	m        *Metrics
+	cool     *cooldowns
+	inflight *semaphore.Weighted // request body bytes held, of max_inflight_mb
 
 	// sleep waits d (a Retry-After or a backoff) and reports false when ctx
 	// ended the wait. Tests replace it to see the waits.
 	sleep func(ctx context.Context, d time.Duration) bool
 }
 
-// New returns the gateway for cfg. health may be nil (no circuits; pass
-// the shared health center, given a probe per endpoint of cfg.Resolved(),
-// so that open circuits close again); m may be nil. It fails when cfg is
-// not valid.
-func New(cfg Config, health *health.Center, log zerolog.Logger, m *Metrics) (*Handler, error) {
+// Option configures a Handler.
+type Option func(*Handler)
+
+// WithHTTPClient sends the upstream requests through hc (default: a new
+// upstream.NewHTTPClient, whose idle connections Close releases).
+func WithHTTPClient(hc *http.Client) Option { return func(g *Handler) { g.hc = hc } }
+
+// New returns the gateway for cfg. circuits may be nil (every circuit
+// closed; pass HealthCircuits of the shared health center, given a probe
+// per endpoint of cfg.Resolved(), so that open circuits close again); m
+// may be nil. It fails when cfg is not valid.
+func New(cfg Config, circuits Circuits, log zerolog.Logger, m *Metrics, opts ...Option) (*Handler, error) {
 	plan, err := cfg.plan()
 	if err != nil {
 		return nil, err
 	}
-	g := &Handler{plan: plan, clients: map[string]*upstream.Client{}, health: health, hc: upstream.NewHTTPClient(),
-		log: log, m: m, cool: newCooldowns(), sleep: sleepCtx}
+	if circuits == nil {
+		circuits = noCircuits{}
+	}
+	g := &Handler{plan: plan, clients: map[string]*upstream.Client{}, circuits: circuits,
+		log: log, m: m, cool: newCooldowns(), sleep: sleepCtx,
+		inflight: semaphore.NewWeighted(int64(plan.cfg.MaxInflightMB) << 20)}
+	for _, o := range opts {
+		o(g)
+	}
+	if g.hc == nil {
+		g.hc = upstream.NewHTTPClient()
+	}
+	var um *upstream.Metrics
+	if m != nil {
+		um = m.requests
+	}
 	for _, chain := range plan.chains {
 		for _, e := range chain {
 			if _, ok := g.clients[e.Name]; !ok {
-				g.clients[e.Name] = upstream.New(e.Endpoint, g.hc)
+				g.clients[e.Name] = upstream.New(e.Endpoint, g.hc, upstream.WithMetrics(um), upstream.WithLog(log))
 			}
 		}
 	}
@@ -163,13 +189,31 @@ func (g *Handler) serveModels(w http.ResponseWriter) {
 	writeJSONBody(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
-// serveChat serves one chat completion.
+// serveChat serves one chat completion. The request's body bytes, times
+// bodyCopies, count against max_inflight_mb until the response is
+// complete.
 func (g *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxGatewayBody))
+	weight := r.ContentLength
+	if weight < 0 || weight > maxGatewayBody {
+		weight = maxGatewayBody // unknown: the most it may be, until read
+	}
+	weight *= bodyCopies
+	if !g.reserve(r.Context(), weight) {
+		writeGatewayError(w, http.StatusServiceUnavailable, gatewayError{
+			Message: "the gateway is holding as many request bytes as gateway.max_inflight_mb allows; retry shortly",
+			Type:    typeServerError, Code: "overloaded", retryAfter: time.Second})
+		return
+	}
+	defer func() { g.inflight.Release(weight) }()
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxGatewayBody), r.ContentLength)
 	if err != nil {
 		writeGatewayError(w, http.StatusRequestEntityTooLarge, gatewayError{
 			Message: fmt.Sprintf("the request body could not be read (at most %d bytes)", maxGatewayBody), Type: typeInvalidRequest})
 		return
+	}
+	if n := int64(len(body)) * bodyCopies; n < weight { // give back what an unknown length did not use
+		g.inflight.Release(weight - n)
+		weight = n
 	}
 	rq, apiErr := parseChatRequest(body)
 	if apiErr != nil {
@@ -183,4 +227,30 @@ func (g *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newGatewayCall(g, rq, w)
 	c.run(r.Context(), targets)
+}
+
+// reserve takes n bytes of max_inflight_mb, waiting for room up to
+// maxBodyWait (or ctx); false: no room came.
+func (g *Handler) reserve(ctx context.Context, n int64) bool {
+	if n > int64(g.plan.cfg.MaxInflightMB)<<20 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxBodyWait)
+	defer cancel()
+	return g.inflight.Acquire(ctx, n) == nil
+}
+
+// readBody reads a request body in one allocation when its length is
+// known (io.ReadAll would grow its buffer by copies, twice the body).
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length < 0 || length > maxGatewayBody {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	// The length was honest: nothing follows (MaxBytesReader and net/http
+	// enforce Content-Length).
+	return buf, nil
 }

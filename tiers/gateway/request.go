@@ -1,25 +1,27 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // chatRequest is what the gateway reads of a client's chat request; every
-// other field goes upstream unchanged.
+// other field goes upstream unchanged. The body is decoded once, into
+// fields; nothing else keeps a copy of it.
 type chatRequest struct {
 	fields        map[string]json.RawMessage // the body without "fallbacks"
+	size          int                        // bytes of the body
 	model         string
 	fallbacks     []string
 	stream        bool
-	includeUsage  bool // the client asked for the usage chunk
-	n             int  // choices asked for (default 1)
-	messages      []json.RawMessage
+	includeUsage  bool            // the client asked for the usage chunk
+	n             int             // choices asked for (default 1)
 	streamOptions json.RawMessage // the client's stream_options with include_usage set
 }
 
@@ -28,14 +30,14 @@ func parseChatRequest(body []byte) (*chatRequest, *gatewayError) {
 	bad := func(param, format string, args ...any) *gatewayError {
 		return &gatewayError{Message: fmt.Sprintf(format, args...), Type: typeInvalidRequest, Param: param}
 	}
-	rq := &chatRequest{n: 1}
+	rq := &chatRequest{n: 1, size: len(body)}
 	if err := json.Unmarshal(body, &rq.fields); err != nil || rq.fields == nil {
 		return nil, bad("", "the body must be a JSON object")
 	}
 	if err := json.Unmarshal(rq.fields["model"], &rq.model); err != nil || strings.TrimSpace(rq.model) == "" {
 		return nil, bad("model", "you must provide a model parameter")
 	}
-	if err := json.Unmarshal(rq.fields["messages"], &rq.messages); err != nil || len(rq.messages) == 0 {
+	if !nonEmptyArray(rq.fields["messages"]) {
 		return nil, bad("messages", "messages must be a non-empty array")
 	}
 	if raw, ok := rq.fields["stream"]; ok && json.Unmarshal(raw, &rq.stream) != nil && string(raw) != "null" {
@@ -71,51 +73,93 @@ func parseChatRequest(body []byte) (*chatRequest, *gatewayError) {
 	return rq, nil
 }
 
+// nonEmptyArray reports whether raw (valid JSON) is an array with at least
+// one element, without copying it.
+func nonEmptyArray(raw json.RawMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	t, err := dec.Token()
+	return err == nil && t == json.Delim('[') && dec.More()
+}
+
+// Fields the gateway sets on every upstream request, or on a continuation.
+var ownFields = map[string]bool{"model": true, "stream": true, "stream_options": true,
+	"continue_final_message": true, "add_generation_prompt": true}
+
 // upstreamBody is the request for one attempt: the client's fields with
 // model, a stream with usage, and, to continue a cut answer, the partial
 // answer as a trailing assistant message (with the flags vLLM needs to
-// continue it rather than start a new message).
-func (rq *chatRequest) upstreamBody(model, prefill string) ([]byte, error) {
-	f := maps.Clone(rq.fields)
-	m, _ := json.Marshal(model) // cannot fail: a string
-	f["model"] = m
-	f["stream"] = json.RawMessage("true")
-	f["stream_options"] = rq.streamOptions
-	if prefill != "" {
-		assistant, _ := json.Marshal(map[string]string{"role": "assistant", "content": prefill}) // cannot fail
-		msgs, err := json.Marshal(append(rq.messages[:len(rq.messages):len(rq.messages)], assistant))
-		if err != nil {
-			return nil, fmt.Errorf("tiers: gateway: prefill: %w", err)
+// continue it rather than start a new message). It is written in one
+// buffer, the client's fields as they came.
+func (rq *chatRequest) upstreamBody(model, prefill string) []byte {
+	b := make([]byte, 0, rq.size+len(model)+len(prefill)+256)
+	b = append(b, '{')
+	field := func(k string, v []byte) {
+		if len(b) > 1 {
+			b = append(b, ',')
 		}
-		f["messages"] = msgs
-		f["continue_final_message"] = json.RawMessage("true")
-		f["add_generation_prompt"] = json.RawMessage("false")
+		key, _ := json.Marshal(k) // cannot fail: a string
+		b = append(append(append(b, key...), ':'), v...)
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return nil, fmt.Errorf("tiers: gateway: request body: %w", err)
+	for k, v := range rq.fields {
+		if !ownFields[k] && (k != "messages" || prefill == "") {
+			field(k, v)
+		}
 	}
-	return b, nil
+	m, _ := json.Marshal(model) // cannot fail: a string
+	field("model", m)
+	field("stream", []byte("true"))
+	field("stream_options", rq.streamOptions)
+	if prefill != "" {
+		msgs := bytes.TrimRight(rq.fields["messages"], " \t\r\n")
+		assistant, _ := json.Marshal(map[string]string{"role": "assistant", "content": prefill}) // cannot fail
+		field("messages", append(append(append(slices.Clip(msgs[:len(msgs)-1]), ','), assistant...), ']'))
+		field("continue_final_message", []byte("true"))
+		field("add_generation_prompt", []byte("false"))
+	} else if v, ok := rq.fields["continue_final_message"]; ok {
+		field("continue_final_message", v)
+		if v, ok := rq.fields["add_generation_prompt"]; ok {
+			field("add_generation_prompt", v)
+		}
+	} else if v, ok := rq.fields["add_generation_prompt"]; ok {
+		field("add_generation_prompt", v)
+	}
+	return append(b, '}')
 }
 
 // promptTokens estimates the prompt's tokens from every message.
 func (rq *chatRequest) promptTokens() int {
+	var msgs []struct {
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(rq.fields["messages"], &msgs)
 	n := 0
-	for _, raw := range rq.messages {
-		var msg struct {
-			Content json.RawMessage `json:"content"`
-		}
-		_ = json.Unmarshal(raw, &msg)
-		n += upstream.MessageTokens(msg.Content)
+	for _, m := range msgs {
+		n += upstream.MessageTokens(m.Content)
 	}
 	return n
 }
 
 // target is one endpoint and upstream model to try.
 type target struct {
-	ep     Endpoint // the chain entry, with its model for this request
-	client *upstream.Client
-	chain  string // the model name whose chain listed it
+	ep      Endpoint // the chain entry, with its model (and name) for this request
+	client  *upstream.Client
+	chain   string // the model name whose chain listed it
+	circuit string // the key of its circuit (see circuitKey)
+}
+
+// circuitKey is the circuit of entry e (its name as configured, {model}
+// not yet replaced) serving model from chain: the endpoint's name, shared
+// with the engine's backend of that name and probed; for the "*" chain,
+// one circuit per model: the name with {model} replaced when it has the
+// placeholder, else name/model.
+func circuitKey(chain, name, model string) string {
+	switch {
+	case chain != AnyModelChain:
+		return name
+	case strings.Contains(name, modelPlaceholder):
+		return strings.ReplaceAll(name, modelPlaceholder, model)
+	}
+	return name + "/" + model
 }
 
 // key identifies the endpoint and model, for de-duplication and cooldowns.
@@ -148,11 +192,13 @@ func (g *Handler) targets(rq *chatRequest) ([]target, int, *gatewayError) {
 			return
 		}
 		expanded[model] = true
-		chain, _ := g.plan.chain(model)
+		chain, key := g.plan.chain(model)
 		for _, e := range chain {
+			t := target{client: g.clients[e.Name], chain: model, circuit: circuitKey(key, e.Name, model)}
+			e.Name = strings.ReplaceAll(e.Name, modelPlaceholder, model)
 			e.Model = strings.ReplaceAll(e.Model, modelPlaceholder, model)
 			e.LargerModel = strings.ReplaceAll(e.LargerModel, modelPlaceholder, model)
-			t := target{ep: e, client: g.clients[e.Name], chain: model}
+			t.ep = e
 			if !seen[t.key()] {
 				seen[t.key()] = true
 				out = append(out, t)

@@ -3,12 +3,10 @@ package gateway
 import (
 	"context"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/upstream"
 )
 
@@ -18,53 +16,74 @@ const (
 	maxCooldownItems = 4096             // endpoint and model pairs remembered
 )
 
-// tryTarget runs the attempts of one endpoint (and model) for a request:
-// what one endpoint handles alone, within its max_attempts:
+// tryTarget runs the attempts of one endpoint (and model) for a request,
+// within its retries, and reports whether the request is over:
+//   - a stream cut after its first content is continued (prepare) on
+//     the same endpoint first, while retries remain, then on the next;
+//   - a 400 to an assistant prefill: the same endpoint again, without it;
 //   - context_length: that model is never asked again in this request;
 //     the endpoint's larger_model, if any, is asked once instead;
-//   - 429 with a Retry-After within retry_after_max_ms (and within the
-//     client's deadline): wait it out, then ask again; a longer one gives
-//     up at once and cools the endpoint's model down for that long;
-//   - 429 without Retry-After, 500, 502: a jittered backoff, then again;
-//   - anything else (503, resets, DNS failures, timeouts, refusals, a
-//     stream that broke after its first content) ends the endpoint's turn.
+//   - 429, 5xx, resets and broken streams before the first content: the
+//     next endpoint at once when one with a closed circuit is left (that
+//     is faster than any retry); on the last one standing, a retry after
+//     its Retry-After, if that is within retry_after_max_ms and the
+//     client's deadline, else after a jittered backoff. A longer
+//     Retry-After cools the endpoint's model down for that long;
+//   - anything else (timeouts, 401/403/404, refusals) ends its turn.
 //
-// It returns the last attempt's result; each attempt has been accounted.
-func (c *gatewayCall) tryTarget(ctx context.Context, t target, prefill string) attemptResult {
+// Each attempt has been accounted when it returns.
+func (c *gatewayCall) tryTarget(ctx context.Context, t target, last bool) bool {
 	model, largerUsed := t.ep.Model, false
+	retries := t.ep.attempts - 1
 	for n := 1; ; n++ {
-		res := c.attempt(ctx, t, model, prefill)
+		m, ok := c.prepare(t)
+		if !ok {
+			return false
+		}
+		res := c.attempt(ctx, t, model, m)
 		c.account(t, res)
-		if res.err == nil || res.started {
-			return res
+		if c.settle(ctx, t, res) {
+			return true
 		}
 		e := res.err
 		var wait time.Duration
 		switch {
+		case res.started:
+			if retries <= 0 {
+				return false
+			}
+		case res.prefillRefused:
+			c.noPrefill[t.key()] = true
+			retries++ // another way of asking, not a retry
 		case e.Class == upstream.ClassContextLength:
 			c.excluded[model] = true
 			if l := t.ep.LargerModel; l != "" && !largerUsed && !c.excluded[l] {
 				largerUsed, model = true, l
-				n-- // another model, not a retry
-				continue
+				retries++ // another model, not a retry
+				break
 			}
-			return res
+			return false
 		case e.Class == upstream.ClassRateLimited && e.RetryAfter > 0:
-			if e.RetryAfter > ms(c.g.plan.cfg.RetryAfterMaxMS) || n >= t.ep.MaxAttempts || !fitsDeadline(ctx, e.RetryAfter) {
+			if e.RetryAfter > ms(c.g.plan.cfg.RetryAfterMaxMS) || !fitsDeadline(ctx, e.RetryAfter) {
 				c.g.cool.set(target{ep: withModel(t.ep, model)}.key(), time.Now().Add(min(e.RetryAfter, maxCooldown)))
-				return res
+				return false
+			}
+			if !last || retries <= 0 {
+				return false
 			}
 			wait = e.RetryAfter
-		case e.Class == upstream.ClassRateLimited, e.Class == upstream.ClassServer && (e.Status == http.StatusInternalServerError || e.Status == http.StatusBadGateway):
-			if n >= t.ep.MaxAttempts {
-				return res
+		case e.Class == upstream.ClassRateLimited, e.Class == upstream.ClassServer:
+			if !last || retries <= 0 {
+				return false
 			}
 			wait = c.g.backoff(n)
 		default:
-			return res
+			return false
 		}
+		retries--
 		if !c.g.sleep(ctx, wait) {
-			return attemptResult{model: model, err: &upstream.Error{Class: upstream.ClassCanceled, Err: context.Cause(ctx)}}
+			c.g.m.gatewayResponse(outcomeCanceled)
+			return true
 		}
 	}
 }
@@ -89,22 +108,25 @@ func (g *Handler) backoff(n int) time.Duration {
 	return step + rand.N(step)
 }
 
-// account records one attempt's end: metrics, logs, and the endpoint's
-// health, which opens its circuit after repeated failures.
+// account records one attempt's end: metrics, logs, and the circuit of
+// its endpoint (and model), which opens after repeated failures.
 func (c *gatewayCall) account(t target, res attemptResult) {
 	name := t.ep.Name
 	if res.err == nil {
 		c.g.m.request(name, upstream.ClassNone)
-		if c.g.health != nil {
-			c.g.health.ReportSuccess(name)
-		}
+		c.g.circuits.Report(t.circuit, upstream.ClassNone)
 		return
 	}
 	e := res.err
-	c.g.m.request(name, e.Class)
-	if c.g.health != nil {
-		c.g.health.ReportResult(level.None, name, e.Class)
+	if res.diverged || res.prefillRefused {
+		// The endpoint worked: it answered another text, or refused the
+		// prefill as a request it does not take. Neither is its failure.
+		c.g.m.request(name, upstream.ClassNone)
+		c.g.circuits.Report(t.circuit, upstream.ClassNone)
+		return
 	}
+	c.g.m.request(name, e.Class)
+	c.g.circuits.Report(t.circuit, e.Class)
 	if e.Class == upstream.ClassCanceled {
 		return
 	}
@@ -116,25 +138,28 @@ func (c *gatewayCall) account(t target, res attemptResult) {
 		Str("code", e.Code).Str("message", e.Message).AnErr("cause", e.Err).Msg("tiers: gateway: attempt failed")
 }
 
-// order returns ts with the endpoints whose circuit is open (the health
-// center has them down) moved last: they are tried only when everything
-// else has failed, and the probes close their circuit when they recover.
-func (g *Handler) order(ts []target) []target {
-	if g.health == nil {
-		return ts
+// order returns ts with the targets whose circuit is open moved last:
+// they are tried only when everything else has failed (and probes or
+// trials close their circuit when they recover); allowed has the circuits
+// that let a request through, each of which run reports once.
+func (g *Handler) order(ts []target) ([]target, map[string]bool) {
+	allowed := map[string]bool{}
+	open := map[string]bool{}
+	for _, t := range ts {
+		if allowed[t.circuit] || open[t.circuit] {
+			continue
+		}
+		if g.circuits.Allow(t.circuit) {
+			allowed[t.circuit] = true
+		} else {
+			open[t.circuit] = true
+		}
 	}
 	out := slices.Clone(ts)
 	slices.SortStableFunc(out, func(x, y target) int {
-		return boolRank(!g.health.BackendUp(x.ep.Name)) - boolRank(!g.health.BackendUp(y.ep.Name))
+		return boolRank(open[x.circuit]) - boolRank(open[y.circuit])
 	})
-	return out
-}
-
-// allow asks the health center whether t's endpoint takes a live request
-// now: closed circuits do; an open one only as its half-open trial, one
-// at a time, once its cooldown is over. A trial is reported by account.
-func (g *Handler) allow(t target) bool {
-	return g.health == nil || g.health.Allow(t.ep.Name)
+	return out, allowed
 }
 
 // cooldowns remembers, per endpoint and model, until when a Retry-After

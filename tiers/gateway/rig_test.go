@@ -95,7 +95,7 @@ func newGatewayRig(t *testing.T, adjust func(r *gwRig)) *gwRig {
 	m := NewMetrics(r.reg, upstream.NewMetrics(r.reg))
 	r.health = health.New(health.Config{IntervalMS: 1000, RecoverAfter: 2}, endpointProbes(t, r.cfg), log,
 		health.NewMetrics(r.reg), health.WithClock(r.clock.Now))
-	gw, err := New(r.cfg, r.health, log, m)
+	gw, err := New(r.cfg, HealthCircuits(r.health), log, m)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -91,7 +92,9 @@ func writeJSONBody(w http.ResponseWriter, status int, v any) {
 
 // providerError is the provider's own error for the client: its status
 // (400 for an error that came inside a stream), and its error object as
-// it sent it when there is one.
+// it sent it when there is one, with its free text made public (see
+// publicError). The API key was cut out of every string of it already
+// (upstream).
 func providerError(e *upstream.Error) (gatewayError, int) {
 	ge := gatewayError{Message: e.Message, Type: typeInvalidRequest, Code: e.Code}
 	status := e.Status
@@ -112,20 +115,103 @@ func providerError(e *upstream.Error) (gatewayError, int) {
 	if status < 400 || status > 599 {
 		status = http.StatusBadRequest
 	}
-	return ge, status
+	return publicError(ge, status), status
+}
+
+// withheld replaces a provider's string that names a URL or a host.
+const withheld = "[withheld: names a URL or host]"
+
+// publicError returns ge with the provider's free text that names a URL
+// or a host (an internal address of its own error pages, a proxy's name)
+// replaced: the message by a generic one that keeps the status and the
+// provider's code, any other string of its error object by withheld. The
+// full text is in the gateway's log.
+func publicError(ge gatewayError, status int) gatewayError {
+	if namesHost(ge.Message) {
+		ge.Message = genericMessage(status, ge.Code)
+	}
+	if namesHost(ge.Param) {
+		ge.Param = withheld
+	}
+	if namesHost(ge.Code) {
+		ge.Code = withheld
+	}
+	if len(ge.raw) > 0 {
+		var obj any
+		if json.Unmarshal(ge.raw, &obj) != nil {
+			ge.raw = nil
+			return ge
+		}
+		obj = withoutHosts(obj, ge.Message)
+		ge.raw, _ = json.Marshal(obj) // cannot fail: decoded JSON
+	}
+	return ge
+}
+
+// withoutHosts replaces every string of v (keys too) that names a host:
+// the top-level message by msg, the others by withheld.
+func withoutHosts(v any, msg string) any {
+	switch x := v.(type) {
+	case string:
+		if namesHost(x) {
+			return withheld
+		}
+	case []any:
+		for i := range x {
+			x[i] = withoutHosts(x[i], msg)
+		}
+	case map[string]any:
+		for k, val := range x {
+			if namesHost(k) {
+				delete(x, k)
+				continue
+			}
+			if s, ok := val.(string); ok && k == "message" && namesHost(s) {
+				x[k] = msg
+				continue
+			}
+			x[k] = withoutHosts(val, msg)
+		}
+	}
+	return v
+}
+
+// genericMessage stands for a provider's message that named a host.
+func genericMessage(status int, code string) string {
+	msg := fmt.Sprintf("the upstream endpoint answered with an error (status %d", status)
+	if code != "" && !namesHost(code) {
+		msg += ", code " + code
+	}
+	return msg + "); its message named a URL or host and is in the gateway's log"
+}
+
+// hostPattern finds URLs, IP addresses, host:port pairs and host names
+// under common or internal top-level domains in free text.
+var hostPattern = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://|\b\d{1,3}(\.\d{1,3}){3}\b|\[[0-9a-f:]*:[0-9a-f:]*\]|` +
+	`\blocalhost\b|\b[a-z0-9-]+(\.[a-z0-9-]+)*:\d{2,5}\b|` +
+	`\b[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|net|org|io|ai|dev|app|cloud|co|us|eu|de|uk|fr|cn|jp|in|internal|local|localdomain|lan|corp|home|svc|cluster|intranet|example|test|invalid)\b`)
+
+// namesHost reports whether s names a URL or a host.
+func namesHost(s string) bool { return s != "" && hostPattern.MatchString(s) }
+
+// failureDetail is a failure's class, status and message, for the
+// gateway's own messages (the message only when it names no host).
+func failureDetail(e *upstream.Error) string {
+	detail := string(e.Class)
+	if e.Status != 0 {
+		detail += fmt.Sprintf(" %d", e.Status)
+	}
+	if e.Message != "" && !namesHost(e.Message) {
+		detail += ": " + e.Message
+	}
+	return detail
 }
 
 // exhaustedError is the error a client gets when no endpoint could answer
 // model, from the last failure e (of endpoint). After content was sent
 // (cut) it names that.
 func exhaustedError(model, endpoint string, e *upstream.Error, cut bool) (gatewayError, int) {
-	detail := string(e.Class)
-	if e.Status != 0 {
-		detail += fmt.Sprintf(" %d", e.Status)
-	}
-	if e.Message != "" {
-		detail += ": " + e.Message
-	}
+	detail := failureDetail(e)
 	ge := gatewayError{Type: typeServerError,
 		Message: fmt.Sprintf("poise gateway: no endpoint could answer model %q; last failure (%s): %s", model, endpoint, detail)}
 	if cut {
@@ -213,15 +299,11 @@ type outChunk struct {
 	Usage             json.RawMessage   `json:"usage,omitempty"`
 }
 
-// chunk renders an endpoint's chunk for the client.
-func (c *gatewayCall) chunk(ch openai.ChatCompletionChunk, t target, model string) []byte {
+// chunk renders an endpoint's chunk for the client, with choices (the
+// endpoint's, as it sent them, or as filter cut them).
+func (c *gatewayCall) chunk(ch openai.ChatCompletionChunk, t target, model string, choices []json.RawMessage) []byte {
 	out := outChunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: model,
-		Provider: t.ep.Name, SystemFingerprint: ch.SystemFingerprint, Choices: make([]json.RawMessage, 0, len(ch.Choices))}
-	for _, choice := range ch.Choices {
-		if raw := choice.RawJSON(); raw != "" {
-			out.Choices = append(out.Choices, json.RawMessage(raw))
-		}
-	}
+		Provider: t.ep.Name, SystemFingerprint: ch.SystemFingerprint, Choices: choices}
 	b, _ := json.Marshal(out) // cannot fail: raw JSON the decoder accepted
 	return b
 }

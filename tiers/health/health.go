@@ -46,6 +46,7 @@ type Center struct {
 
 	mu        sync.Mutex
 	circuits  map[string]*circuit      // Guarded by mu.
+	live      int                      // circuits made by track; Guarded by mu.
 	levelDown map[level.Level]bool     // Guarded by mu.
 	subs      map[*subscriber]struct{} // Guarded by mu.
 }
@@ -208,6 +209,18 @@ func (h *Center) Report(backend string, ok bool, class upstream.Class) {
 	}
 }
 
+// Release gives back a half-open trial that Allow admitted but the caller
+// did not use after all (the gateway asks before it knows whether it
+// will reach that endpoint), so the next request can be the trial at once
+// instead of after trialTimeout. It never blocks on I/O.
+func (h *Center) Release(backend string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.circuits[backend]; ok && c.state == HalfOpen {
+		c.gen = 0
+	}
+}
+
 // ReportSuccess is Report(backend, true, ClassNone).
 func (h *Center) ReportSuccess(backend string) { h.Report(backend, true, upstream.ClassNone) }
 
@@ -233,12 +246,32 @@ func (h *Center) Backends() []BackendState {
 
 // applyReport feeds one report to its circuit. Health goroutine.
 func (h *Center) applyReport(r report) {
+	h.track(r.backend)
 	h.update(r.backend, func(c *circuit) *change {
 		if r.ok {
 			return c.pass(r.at, r.at, 0, true)
 		}
 		return c.fail(r.at, 0, true, "live "+string(r.class))
 	})
+}
+
+// maxLiveCircuits bounds the circuits made for backends that have no
+// probe (the gateway's endpoint and model pairs of a "*" chain): a client
+// naming a new model each time must not grow the map without end.
+const maxLiveCircuits = 1024
+
+// track gives backend a circuit of its own when it has none and live
+// reports are all it will get (no probe: its half-open trials are live
+// requests that Allow admits), up to maxLiveCircuits.
+func (h *Center) track(backend string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.circuits[backend]; ok || h.live >= maxLiveCircuits {
+		return
+	}
+	h.live++
+	h.circuits[backend] = newCircuit(backend, level.None, h.cfg.policy(level.None), h.node)
+	h.m.setCircuit(backend, Closed)
 }
 
 // update runs f on backend's circuit under mu, derives the levels, and

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/rs/zerolog"
 )
 
 // Transport tunables of the shared HTTP client. Streams have no overall
@@ -58,11 +59,23 @@ type Client struct {
 	ep    Endpoint
 	api   openai.Client
 	stall time.Duration
+	m     *Metrics // nil: none
+	log   zerolog.Logger
 }
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithMetrics counts the client's bad stream events in m
+// (poise_upstream_bad_events_total{backend}).
+func WithMetrics(m *Metrics) Option { return func(c *Client) { c.m = m } }
+
+// WithLog logs the client's skipped stream events to log (default: none).
+func WithLog(log zerolog.Logger) Option { return func(c *Client) { c.log = log } }
 
 // New returns a client for ep using hc (NewHTTPClient if nil). ep's zero
 // StallMS means defaultStallMS.
-func New(ep Endpoint, hc *http.Client) *Client {
+func New(ep Endpoint, hc *http.Client, opts ...Option) *Client {
 	if hc == nil {
 		hc = NewHTTPClient()
 	}
@@ -79,7 +92,11 @@ func New(ep Endpoint, hc *http.Client) *Client {
 	if stall == 0 {
 		stall = defaultStallMS
 	}
-	return &Client{ep: ep, api: api, stall: time.Duration(stall) * time.Millisecond}
+	c := &Client{ep: ep, api: api, stall: time.Duration(stall) * time.Millisecond, log: zerolog.Nop()}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Name is the backend name.
@@ -109,7 +126,10 @@ type Call struct {
 	// FirstToken's): a server that does not answer at all fails with
 	// ClassTimeout.
 	HeaderTimeout time.Duration
-	// FirstToken bounds the wait for the first content.
+	// FirstToken bounds the wait for the first content: from the request
+	// when HeaderTimeout is 0 (the engine's tight budgets: a silent server
+	// is slow too), else from the response headers, so that the two
+	// limits are separate.
 	FirstToken time.Duration
 	// Stall is the silence after the first content that cuts the stream
 	// (0: the endpoint's stall_ms).
@@ -158,10 +178,13 @@ const (
 // complete, fails, or ctx is done. Its timers: no response headers within
 // HeaderTimeout, or no first content within FirstToken, fail with
 // ClassTimeout; silence longer than Stall after the first content is a cut
-// (ClassCut). After the finish it reads at most drainTimeout more, so a
-// server that never sends [DONE] cannot hold a complete answer back. A
-// broken stream after its first content is always a cut: its text is
-// partial whatever broke it.
+// (ClassCut): only a decoded chunk ends a silence, undecodable events do
+// not. An undecodable event is skipped and counted (see eventReader); one
+// that may have carried content, or a stream of mostly such events, is
+// broken. After the finish it reads at most drainTimeout more, so a server
+// that never sends [DONE] cannot hold a complete answer back. A broken
+// stream after its first content is always a cut: its text is partial
+// whatever broke it.
 func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -175,7 +198,9 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		defer noResponse.Stop()
 	}
 	// One watchdog timer: first the first-token timeout, then, after the
-	// first content, the stall timeout, armed only while waiting for a chunk.
+	// first content, the stall timeout. The first-token clock starts with
+	// the request, or with the response headers when HeaderTimeout bounds
+	// those.
 	watchdog := time.AfterFunc(call.FirstToken, func() {
 		if phase.Load() == phaseStreaming {
 			cancel(errStall)
@@ -184,32 +209,46 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		}
 	})
 	defer watchdog.Stop()
+	if call.HeaderTimeout > 0 {
+		watchdog.Stop()
+	}
 	stall := call.Stall
 	if stall <= 0 {
 		stall = c.stall
 	}
 
-	// NewStreaming returns once the response headers have arrived.
-	st := c.api.Chat.Completions.NewStreaming(sctx, c.params(call), c.options(call)...)
-	defer st.Close()
-	phase.CompareAndSwap(phaseHeaders, phaseFirstToken)
 	var res Result
+	// Post returns once the response headers have arrived.
+	var raw *http.Response
+	err := c.api.Post(sctx, "chat/completions", c.params(call), &raw, c.options(call)...)
+	phase.CompareAndSwap(phaseHeaders, phaseFirstToken)
+	if call.HeaderTimeout > 0 {
+		watchdog.Reset(call.FirstToken)
+	}
+	if err != nil {
+		res.Err = c.endError(ctx, sctx, err, res, call.Prefill != "")
+		return res
+	}
+	defer raw.Body.Close()
+	ev := newEventReader(raw.Body, c.ep.APIKey)
 	for {
-		if res.Started {
-			watchdog.Reset(stall)
+		kind, ch, ok := ev.next()
+		if kind == eventBad {
+			c.badEvent(ev)
 		}
-		ok := st.Next()
-		if res.Started {
-			watchdog.Stop()
-		}
-		if !ok {
+		if !ok || kind == eventDone {
 			break
 		}
-		content, finish, err := h.Chunk(st.Current())
+		if kind == eventBad {
+			continue
+		}
+		if res.Started {
+			watchdog.Stop() // the handler's own time is not the server's silence
+		}
+		content, finish, err := h.Chunk(ch)
 		if content && !res.Started {
 			res.Started = true
 			phase.Store(phaseStreaming)
-			watchdog.Stop()
 		}
 		if err != nil {
 			res.Err = asError(err)
@@ -217,15 +256,31 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		}
 		if finish != "" {
 			res.Finish = finish
-			drain(st, h, watchdog)
+			drain(ev, h, watchdog)
 			break
 		}
+		if res.Started {
+			watchdog.Reset(stall)
+		}
 	}
-	if res.Finish == "" && st.Err() == nil {
+	streamErr := ev.err
+	if errors.Is(streamErr, io.EOF) {
+		streamErr = nil
+	}
+	if res.Finish == "" && streamErr == nil {
 		res.Finish = h.Ended()
 	}
-	res.Err = c.endError(ctx, sctx, st.Err(), res, call.Prefill != "")
+	res.Err = c.endError(ctx, sctx, streamErr, res, call.Prefill != "")
 	return res
+}
+
+// badEvent counts an undecodable event, and logs the first of a stream.
+func (c *Client) badEvent(ev *eventReader) {
+	c.m.BadEvent(c.ep.Name)
+	if ev.bad == 1 {
+		c.log.Warn().Str("backend", c.ep.Name).Int("bytes", len(ev.data)).AnErr("ended", ev.err).
+			Msg("upstream: undecodable stream event skipped (logged once per stream)")
+	}
 }
 
 // asError is the result of a stream that its handler stopped.
@@ -239,11 +294,18 @@ func asError(err error) *Error {
 // drain reads what follows the finish chunk (a usage chunk, [DONE]) so
 // that the connection can be reused, for at most drainTimeout in all.
 // Whatever goes wrong here does not change the answer.
-func drain(st *ssestream.Stream[openai.ChatCompletionChunk], h Handler, watchdog *time.Timer) {
+func drain(ev *eventReader, h Handler, watchdog *time.Timer) {
 	watchdog.Reset(drainTimeout)
 	defer watchdog.Stop()
-	for st.Next() {
-		if _, _, err := h.Chunk(st.Current()); err != nil {
+	for {
+		kind, ch, ok := ev.next()
+		if !ok || kind == eventDone {
+			return
+		}
+		if kind != eventChunk {
+			continue
+		}
+		if _, _, err := h.Chunk(ch); err != nil {
 			return
 		}
 	}
@@ -315,9 +377,10 @@ func (c *Client) options(call Call) []option.RequestOption {
 	case call.Body != nil:
 		return []option.RequestOption{option.WithRequestBody("application/json", call.Body)}
 	case call.Prefill == "":
-		return nil
+		return []option.RequestOption{option.WithJSONSet("stream", true)}
 	}
 	return []option.RequestOption{
+		option.WithJSONSet("stream", true),
 		option.WithJSONSet("continue_final_message", true),
 		option.WithJSONSet("add_generation_prompt", false),
 	}

@@ -16,7 +16,8 @@ type Endpoint struct {
 	// none: the next source is tried).
 	LargerModel string `yaml:"larger_model"`
 	// StallMS is the silence after the first token that counts as a stall
-	// (default 2000; the gateway's default is its own).
+	// (default 2000 for the engine's backends; a gateway entry's default is
+	// gateway.stall_ms, 10000).
 	StallMS int `yaml:"stall_ms"`
 	// Probe is how the health center checks the endpoint: ProbeCompletion
 	// (the default: a one-token streamed completion, which fails when

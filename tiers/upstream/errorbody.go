@@ -19,7 +19,8 @@ const (
 // key: it bounds an error response's body, cuts the key out of it (some
 // OpenAI-compatible servers echo the key they got, "Incorrect API key
 // provided: sk-…", and the gateway passes a provider's error object on to
-// its clients), and rewrites a body openai-go cannot decode as an OpenAI
+// its clients; every string of the body is cleaned, decoded, at any
+// depth), and rewrites a body openai-go cannot decode as an OpenAI
 // error — not JSON (a proxy's HTML page, "Bad Gateway"), or an "error"
 // that is not an object ({"error": "Unauthorized"}) — into
 // {"error": {"message": ...}}. openai-go would return the decoding error
@@ -33,9 +34,7 @@ func errorBodies(key string) option.Middleware {
 		}
 		body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody)) // a broken body: what came is the message
 		res.Body.Close()
-		if len(key) >= minRedactedKey {
-			body = bytes.ReplaceAll(body, []byte(key), []byte(redactedKey))
-		}
+		body = cleanErrorJSON(body, key)
 		if msg, rewrite := errorMessage(body); rewrite {
 			body, _ = json.Marshal(map[string]map[string]string{"error": {"message": msg}}) // cannot fail
 		}

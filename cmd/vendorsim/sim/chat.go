@@ -203,6 +203,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := s.takeFault(model)
+	if _, prefill := req.question(); f.RejectPrefill && prefill != "" {
+		writeAPIError(w, http.StatusBadRequest, badRequest("the final message must be a user message: assistant prefill is not supported", "messages"))
+		return
+	}
 	writeErr := func() { writeFault(w, model, f, req.promptTokens()) }
 	if pre, handled := s.preamble(w, r, f, s.firstTokenDelay, writeErr); handled {
 		o = pre

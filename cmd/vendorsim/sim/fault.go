@@ -33,6 +33,19 @@ type Fault struct {
 	// FirstTokenDelayMS waits this long before the headers and the first
 	// chunk, overriding Options.FirstTokenDelay.
 	FirstTokenDelayMS int `json:"first_token_delay_ms,omitempty"`
+	// FirstContentDelayMS sends the headers and the opening role chunk at
+	// once, then waits this long before the first content chunk (a server
+	// that accepts at once and thinks for long; FirstTokenDelayMS delays
+	// the headers too).
+	FirstContentDelayMS int `json:"first_content_delay_ms,omitempty"`
+	// GarbageAfter sends one undecodable event (not a chunk: a bare
+	// "data: {oops" line) after content chunk N, then goes on normally: the
+	// answer itself is whole.
+	GarbageAfter int `json:"garbage_after,omitempty"`
+	// RejectPrefill answers 400 invalid_request_error to a request whose
+	// messages end with an assistant message (a server that does not
+	// accept an assistant prefill); other requests are not affected.
+	RejectPrefill bool `json:"reject_prefill,omitempty"`
 	// StallAfter streams N content chunks, then stalls until the client
 	// cancels. A non-streaming request never gets an answer.
 	StallAfter int `json:"stall_after,omitempty"`

@@ -177,6 +177,16 @@ func (st *streamRun) content() (outcome, bool) {
 				return st.lost(), true
 			}
 		}
+		if n == st.f.GarbageAfter && n > 0 {
+			if err := st.sw.event([]byte("{oops")); err != nil {
+				return st.lost(), true
+			}
+		}
+		if n == 0 && st.f.FirstContentDelayMS > 0 {
+			if err := st.s.sleep(st.r.Context(), time.Duration(st.f.FirstContentDelayMS)*time.Millisecond); err != nil {
+				return st.stopped(err), true
+			}
+		}
 		switch n {
 		case stallAt:
 			return st.stopped(st.s.hold(st.r.Context())), true

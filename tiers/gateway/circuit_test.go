@@ -13,8 +13,9 @@ import (
 // TestGatewayFlappingEndpointCircuit takes endpoint a down for a minute
 // and back up: its circuit opens after circuitOpensAfter live failures,
 // the fallback serves while it is open (a gets no traffic), the probes
-// keep failing during the outage, and health.recover_after (2) passing
-// probe rounds close it, after which traffic returns to a.
+// keep failing during the outage; once a is back, a passing probe round
+// makes it half-open, the next request is its trial, and with that
+// health.recover_after (2) passes close it.
 func TestGatewayFlappingEndpointCircuit(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
 	round := func(d time.Duration) {
@@ -49,17 +50,18 @@ func TestGatewayFlappingEndpointCircuit(t *testing.T) {
 		t.Fatal("a failing its probes closed its circuit")
 	}
 
-	// a is back. One passing round is not enough ...
+	// a is back. One passing probe round makes the circuit half-open, not
+	// closed (recover_after is 2) ...
 	r.a.sim.ClearFaults()
 	round(time.Second)
 	if r.health.BackendUp("a") {
 		t.Fatal("the circuit closed after one passing probe; recover_after is 2")
 	}
-	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
-	// ... two are: traffic returns to the primary.
-	round(time.Second)
+	// ... and the next request is its half-open trial: a answers it, and
+	// that second pass closes the circuit, so traffic returns to a.
+	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "a")
 	if !r.health.BackendUp("a") || up() != 1 {
-		t.Fatal("two passing probe rounds did not close the circuit")
+		t.Fatal("a passing probe round and a passing trial did not close the circuit")
 	}
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "a")
 }

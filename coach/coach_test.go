@@ -8,8 +8,8 @@ import (
 	"unicode"
 )
 
-// defaultCountdownS is the think time the scripts promise (DESIGN.md: an
-// 8-second think countdown).
+// defaultCountdownS is the think time the scripts promise: an 8-second
+// countdown before the frame.
 const defaultCountdownS = 8
 
 func TestCardForQuestion(t *testing.T) {
@@ -135,7 +135,7 @@ func TestCardJSON(t *testing.T) {
 	}
 	for _, key := range []string{"kind", "countdown_s", "framework", "tips"} {
 		if _, ok := m[key]; !ok {
-			t.Errorf("card JSON %s lacks %q (CONTRACT.md coach message)", b, key)
+			t.Errorf("card JSON %s lacks %q (the coach message of docs/protocol.md)", b, key)
 		}
 	}
 	var fw map[string]json.RawMessage

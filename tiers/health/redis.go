@@ -15,7 +15,7 @@ import (
 
 // Redis keys of the shared health state.
 //
-//	poise:health:{name}         hash (CONTRACT.md): state up|down,
+//	poise:health:{name}         hash (docs/deploy.md): state up|down,
 //	                            consecutive_pass, consecutive_fail, updated_at
 //	                            (unix ms); and our round bookkeeping: round,
 //	                            round_pass, fail_before

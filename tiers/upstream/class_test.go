@@ -86,7 +86,7 @@ func (timeoutErr) Temporary() bool { return true }
 
 func TestClassRules(t *testing.T) {
 	t.Parallel()
-	// DESIGN.md's table: other models tried? counts against health?
+	// docs/architecture.md's table: other models tried? counts against health?
 	tests := []struct {
 		class         Class
 		fallback, hit bool

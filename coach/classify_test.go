@@ -95,6 +95,7 @@ func checkFloors(t *testing.T, acc accuracy, floors map[string]float64) {
 // set the rules and the lexicon were trained on, and checks floors just
 // under the measured figures.
 func TestClassifyTrain(t *testing.T) {
+	t.Parallel()
 	checkFloors(t, score(t, "types_train.yaml", true), map[string]float64{
 		"all": 0.92, "zh": 0.92, "en": 0.92,
 	})
@@ -104,6 +105,7 @@ func TestClassifyTrain(t *testing.T) {
 // the rules were tuned on, and checks floors just under the measured
 // figures. go test -run Classify -v ./coach/
 func TestClassifyDev(t *testing.T) {
+	t.Parallel()
 	checkFloors(t, score(t, "types_dev.yaml", true), map[string]float64{
 		"all": 0.91, "zh": 0.94, "en": 0.88,
 	})
@@ -112,12 +114,14 @@ func TestClassifyDev(t *testing.T) {
 // TestClassifyTest measures Classify on testdata/types_test.yaml, never
 // tuned on, scored once when the rules were final.
 func TestClassifyTest(t *testing.T) {
+	t.Parallel()
 	checkFloors(t, score(t, "types_test.yaml", false), map[string]float64{
 		"all": 0.87, "zh": 0.87, "en": 0.87,
 	})
 }
 
 func TestClassifyCheap(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{"", "?", "嗯", "\x00\xff", "How would you design a rate limiter?", "你那边能听清楚吗？"} {
 		if got := Classify(text, "zh"); !containsType(got) {
 			t.Errorf("Classify(%q) = %q, not a type", text, got)

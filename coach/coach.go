@@ -25,7 +25,7 @@ type Framework struct {
 }
 
 // Card is the coach content for one utterance; it marshals to the `coach`
-// message body fields of CONTRACT.md (the session adds `type`, `id`, `seq`).
+// message body fields of docs/protocol.md (the session adds `type`, `id`, `seq`).
 //
 // For a question, CountdownS is the think time and Tips[0] is the tip to
 // show when the countdown ends ("repeat the last words of the question to

@@ -8,11 +8,12 @@ import (
 	"unicode"
 )
 
-// defaultCountdownS is the think time the scripts promise (DESIGN.md: an
-// 8-second think countdown).
+// defaultCountdownS is the think time the scripts promise: an 8-second
+// countdown before the frame.
 const defaultCountdownS = 8
 
 func TestCardForQuestion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		text     string
@@ -45,6 +46,7 @@ func TestCardForQuestion(t *testing.T) {
 }
 
 func TestCardForRepeatTip(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ lang, want string }{
 		{"en", "repeat the last words"},
 		{"zh", "重复问题的最后几个字"},
@@ -60,6 +62,7 @@ func TestCardForRepeatTip(t *testing.T) {
 }
 
 func TestCardForStatement(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, text, lang string
 		wantTips         []string
@@ -86,6 +89,7 @@ func TestCardForStatement(t *testing.T) {
 }
 
 func TestCardForLanguage(t *testing.T) {
+	t.Parallel()
 	const q = "Tell me about a time you led a team"
 	tests := []struct {
 		lang    string
@@ -114,6 +118,7 @@ func TestCardForLanguage(t *testing.T) {
 }
 
 func TestCardOwnsSlices(t *testing.T) {
+	t.Parallel()
 	c := CardFor("Why Go?", "en")
 	want := c.Tips[0]
 	c.Tips[0] = "changed"
@@ -125,6 +130,7 @@ func TestCardOwnsSlices(t *testing.T) {
 }
 
 func TestCardJSON(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(CardFor("我们团队主要做支付系统。", "zh"))
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +141,7 @@ func TestCardJSON(t *testing.T) {
 	}
 	for _, key := range []string{"kind", "countdown_s", "framework", "tips"} {
 		if _, ok := m[key]; !ok {
-			t.Errorf("card JSON %s lacks %q (CONTRACT.md coach message)", b, key)
+			t.Errorf("card JSON %s lacks %q (the coach message of docs/protocol.md)", b, key)
 		}
 	}
 	var fw map[string]json.RawMessage

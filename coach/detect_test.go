@@ -3,6 +3,7 @@ package coach
 import "testing"
 
 func TestIsQuestion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -87,6 +88,7 @@ func TestIsQuestion(t *testing.T) {
 }
 
 func TestFrameworkFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		text        string
@@ -121,6 +123,7 @@ func TestFrameworkFor(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string

@@ -11,6 +11,7 @@ import (
 // JSON, no Go types) and checks that every field the offline coach needs is
 // there for both languages.
 func TestScriptsJSONFields(t *testing.T) {
+	t.Parallel()
 	var doc map[string]any
 	if err := json.Unmarshal(ScriptsJSON(), &doc); err != nil {
 		t.Fatalf("scripts.json: %v", err)
@@ -57,6 +58,7 @@ func TestScriptsJSONFields(t *testing.T) {
 }
 
 func TestScriptsJSONIsACopy(t *testing.T) {
+	t.Parallel()
 	b := ScriptsJSON()
 	b[0] = 'x'
 	if !bytes.Equal(ScriptsJSON(), scriptsJSON) || scriptsJSON[0] == 'x' {
@@ -65,6 +67,7 @@ func TestScriptsJSONIsACopy(t *testing.T) {
 }
 
 func TestParseRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		old     string // replaced once in the embedded file

@@ -3,7 +3,8 @@ package session
 import "github.com/poise-dev/poise/tiers"
 
 // Chip is the small "lite mode" badge the browser shows below L1: its text,
-// and the hint shown on hover. The wording is DESIGN.md's.
+// and the hint shown on hover. The wording is that of
+// docs/protocol.md (Levels and chips).
 type Chip struct {
 	Text string `json:"text"`
 	Hint string `json:"hint"`

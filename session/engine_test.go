@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
@@ -64,6 +65,11 @@ type stackOptions struct {
 	probeEvery time.Duration // health.interval_ms; default an hour (live traffic only)
 	prefillB   bool
 	largerA    string
+	// inMemory runs the backends, the engine's and the probes' HTTP and
+	// the WebSocket on one in-memory network (vendorsim.MemNet), so that
+	// the stack works in a synctest bubble, which the test must then be
+	// in. Else everything goes over loopback HTTP in real time.
+	inMemory bool
 }
 
 func newStack(t testing.TB, o stackOptions) *stack {
@@ -73,18 +79,29 @@ func newStack(t testing.TB, o stackOptions) *stack {
 		t.Fatal(err)
 	}
 	prompts := &promptLog{}
-	sim := func() (*vendorsim.Server, string) {
+	var n *vendorsim.MemNet
+	hc := upstream.NewHTTPClient()
+	if o.inMemory {
+		n = vendorsim.NewMemNet()
+		hc = n.Client()
+	}
+	sim := func(host string) (*vendorsim.Server, string) {
 		s := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond, FirstTokenDelay: 10 * time.Millisecond})
+		if n != nil {
+			n.Serve(host+":80", prompts.wrap(s))
+			t.Cleanup(s.Close)
+			return s, "http://" + host + ":80/v1"
+		}
 		srv := httptest.NewServer(prompts.wrap(s))
 		t.Cleanup(func() { s.Close(); srv.Close() })
 		return s, srv.URL + "/v1"
 	}
 	st := &stack{tpl: &switchableTemplates{store: store}, prompts: prompts}
 	var aURL, bURL, localURL string
-	st.a, aURL = sim()
+	st.a, aURL = sim("vendor-a")
 	st.aURL = aURL
-	st.b, bURL = sim()
-	st.local, localURL = sim()
+	st.b, bURL = sim("vendor-b")
+	st.local, localURL = sim("local")
 	if o.probeEvery == 0 {
 		o.probeEvery = time.Hour
 	}
@@ -95,10 +112,10 @@ func newStack(t testing.TB, o stackOptions) *stack {
 			{Name: "vendor-a", BaseURL: aURL, APIKey: "k", Model: "model-a", LargerModel: o.largerA},
 			{Name: "vendor-b", BaseURL: bURL, APIKey: "k", Model: "model-b", Prefill: o.prefillB},
 		}},
-		L2: tiers.L2Config{Name: "local", BaseURL: localURL, Model: "local-model", TimeoutMS: 300, FailAfter: 5, FailWindowMS: 60000},
+		L2:         tiers.L2Config{Name: "local", BaseURL: localURL, Model: "local-model", TimeoutMS: 300, FailAfter: 5, FailWindowMS: 60000},
+		HTTPClient: hc,
 	}
 	log := zerolog.Nop()
-	hc := upstream.NewHTTPClient()
 	t.Cleanup(hc.CloseIdleConnections)
 	st.health = health.New(health.Config{IntervalMS: cfg.Health.IntervalMS, RecoverAfter: 3, L1DownAfter: 3, L1DownWindowMS: 60000,
 		L2FailAfter: 5, L2FailWindowMS: 60000}, []health.Probe{
@@ -113,8 +130,34 @@ func newStack(t testing.TB, o stackOptions) *stack {
 	var wg sync.WaitGroup
 	wg.Go(func() { st.health.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait(); engine.Close() })
-	st.testServer = newTestServer(t, Config{Answerer: engine, Health: st.health, SLA: 1500 * time.Millisecond})
+	hubCfg := Config{Answerer: engine, Health: st.health, SLA: 1500 * time.Millisecond}
+	if n != nil {
+		st.testServer = serveMem(t, n, hubCfg)
+	} else {
+		st.testServer = newTestServer(t, hubCfg)
+	}
 	return st
+}
+
+// serveMem runs the Hub of cfg on n at memAddr; its clients dial over n.
+// The cleanup shuts the hub down, then closes n.
+func serveMem(t testing.TB, n *vendorsim.MemNet, cfg Config) *testServer {
+	t.Helper()
+	cfg.AnonymousAnywhere = true // in-memory connections have no loopback address
+	if cfg.Log.GetLevel() == zerolog.TraceLevel {
+		cfg.Log = zerolog.Nop()
+	}
+	hub := NewHub(cfg)
+	n.Serve(memAddr, hub)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		if err := hub.Shutdown(ctx); err != nil {
+			t.Errorf("hub shutdown: %v", err)
+		}
+		n.Close()
+	})
+	return &testServer{hub: hub, url: "ws://" + memAddr + "/ws", hc: n.Client()}
 }
 
 // answer asks a question and returns the first useful content message
@@ -128,16 +171,23 @@ func (c *client) answer(q string) (first msg, text, end string) {
 
 const bankQuestion = "So, could you walk me through your background a little?"
 
+// engineFaultCase is a fault of vendor-a's primary model and the answer
+// the client must see.
+type engineFaultCase struct {
+	name       string
+	opts       stackOptions
+	faultA     vendorsim.Fault
+	wantType   string // answer_start or coach
+	wantLevel  string
+	wantSource string // a prefix of the answer's source; empty at L3: the template the bank matches
+	wantEnd    string
+}
+
+// TestEngineFaults: each fault of vendor-a's model ends in the answer its
+// class calls for (the backup, the larger model, a continuation, the
+// templates or the coach). The stack runs in fake time.
 func TestEngineFaults(t *testing.T) {
-	cases := []struct {
-		name       string
-		opts       stackOptions
-		faultA     vendorsim.Fault
-		wantType   string // answer_start or coach
-		wantLevel  string
-		wantSource string
-		wantEnd    string
-	}{
+	cases := []engineFaultCase{
 		{"healthy", stackOptions{}, vendorsim.Fault{}, "answer_start", "L1", "vendor-a", endDone},
 		{"rate_limited 429", stackOptions{}, vendorsim.Fault{Status: 429}, "answer_start", "L1", "vendor-b", endDone},
 		{"rate_limited 429 with a long Retry-After", stackOptions{}, vendorsim.Fault{Status: 429, RetryAfter: "30"}, "answer_start", "L1", "vendor-b", endDone},
@@ -158,38 +208,49 @@ func TestEngineFaults(t *testing.T) {
 		{"stall after the first token", stackOptions{}, vendorsim.Fault{StallAfter: 2}, "answer_start", "L1", "vendor-a", endCut},
 		{"refused content_filter", stackOptions{}, vendorsim.Fault{Status: 400, Code: "content_filter"}, "coach", "", "", ""},
 		{"refused finish_reason", stackOptions{}, vendorsim.Fault{FilterFinish: true}, "answer_start", "L1", "vendor-a", endCut},
-		{"bad_request falls to templates", stackOptions{}, vendorsim.Fault{Status: 400, Code: "invalid_value"}, "answer_start", "L3", "intro-", endDone},
+		{"bad_request falls to templates", stackOptions{}, vendorsim.Fault{Status: 400, Code: "invalid_value"}, "answer_start", "L3", "", endDone},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			st := newStack(t, tc.opts)
-			st.a.SetFault("model-a", tc.faultA)
-			c, w := st.start(t, "en")
-			if w.str("level") != "L1" {
-				t.Fatalf("welcome level %v, want L1", w["level"])
-			}
-			first, text, end := c.answer(bankQuestion)
-			if first.str("type") != tc.wantType {
-				t.Fatalf("first content = %v, want %s", first, tc.wantType)
-			}
-			if tc.wantType == "coach" {
-				return
-			}
-			if first.str("level") != tc.wantLevel || !strings.HasPrefix(first.str("source"), tc.wantSource) {
-				t.Fatalf("answer from %s %s, want %s %s", first.str("level"), first.str("source"), tc.wantLevel, tc.wantSource)
-			}
-			if end != tc.wantEnd || text == "" {
-				t.Fatalf("answer ended %q with %d bytes, want %q with text", end, len(text), tc.wantEnd)
-			}
-			if tc.faultA.Code == "context_length_exceeded" {
-				if n := st.a.Counters("model-a").Requests; n != 1 {
-					t.Fatalf("the overflowing model was asked %d times, want once", n)
-				}
-				if tc.opts.largerA != "" && st.a.Counters(tc.opts.largerA).Requests != 1 {
-					t.Fatalf("the larger model was not tried")
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { engineFault(t, tc) }) })
+	}
+}
+
+// engineFault is one case of TestEngineFaults, in a synctest bubble.
+func engineFault(t *testing.T, tc engineFaultCase) {
+	tc.opts.inMemory = true
+	st := newStack(t, tc.opts)
+	st.a.SetFault("model-a", tc.faultA)
+	c, w := st.start(t, "en")
+	if w.str("level") != "L1" {
+		t.Fatalf("welcome level %v, want L1", w["level"])
+	}
+	first, text, end := c.answer(bankQuestion)
+	if first.str("type") != tc.wantType {
+		t.Fatalf("first content = %v, want %s", first, tc.wantType)
+	}
+	if tc.wantType == "coach" {
+		return
+	}
+	if tc.wantLevel == "L3" {
+		m, err := st.tpl.store.Match(t.Context(), bankQuestion, "en", "mid")
+		if err != nil || !m.Hit {
+			t.Fatalf("the bank matches no template for %q: %+v, %v", bankQuestion, m, err)
+		}
+		tc.wantSource = m.TemplateID
+	}
+	if first.str("level") != tc.wantLevel || !strings.HasPrefix(first.str("source"), tc.wantSource) {
+		t.Fatalf("answer from %s %s, want %s %s", first.str("level"), first.str("source"), tc.wantLevel, tc.wantSource)
+	}
+	if end != tc.wantEnd || text == "" {
+		t.Fatalf("answer ended %q with %d bytes, want %q with text", end, len(text), tc.wantEnd)
+	}
+	if tc.faultA.Code == "context_length_exceeded" {
+		if n := st.a.Counters("model-a").Requests; n != 1 {
+			t.Fatalf("the overflowing model was asked %d times, want once", n)
+		}
+		if tc.opts.largerA != "" && st.a.Counters(tc.opts.largerA).Requests != 1 {
+			t.Fatalf("the larger model was not tried")
+		}
 	}
 }
 
@@ -197,10 +258,11 @@ func TestEngineFaults(t *testing.T) {
 // answers and vendor_all_down; five local timeouts → local_failing and
 // templates; a broken template store → templates_failing and the coach;
 // then 3 passing probes per level climb back one level at a time.
-func TestEngineLevelsThroughOutages(t *testing.T) {
-	// Probes time out at half the interval: keep it long enough for a
-	// template query under -race on a loaded machine.
-	st := newStack(t, stackOptions{probeEvery: 400 * time.Millisecond})
+// The stack runs in fake time.
+func TestEngineLevelsThroughOutages(t *testing.T) { synctest.Test(t, levelsThroughOutages) }
+
+func levelsThroughOutages(t *testing.T) {
+	st := newStack(t, stackOptions{probeEvery: 400 * time.Millisecond, inMemory: true})
 	c, _ := st.start(t, "en")
 	down := vendorsim.Fault{Status: 503, HealthDown: true}
 	st.a.SetFault(vendorsim.AnyModel, down)

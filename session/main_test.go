@@ -77,8 +77,9 @@ func (f *fakeHealth) set(l tiers.Level, sig tiers.Signal) {
 // testServer runs a Hub behind httptest and shuts both down at cleanup.
 type testServer struct {
 	hub *Hub
-	srv *httptest.Server
+	srv *httptest.Server // nil on an in-memory network (serveMem)
 	url string
+	hc  *http.Client // what clients dial with; nil: the default client
 }
 
 func newTestServer(t testing.TB, cfg Config) *testServer {
@@ -115,7 +116,7 @@ func (ts *testServer) dial(t testing.TB) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, ts.url, nil)
+	ws, _, err := websocket.Dial(ctx, ts.url, &websocket.DialOptions{HTTPClient: ts.hc})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/poise-dev/poise/tiers"
 )
 
-// ProtocolVersion is the WebSocket protocol version of CONTRACT.md.
+// ProtocolVersion is the WebSocket protocol version of docs/protocol.md.
 const ProtocolVersion = 1
 
 // Client → server message types.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -46,6 +47,12 @@ type Config struct {
 	Health HealthConfig `yaml:"health"`
 	L1     L1Config     `yaml:"l1"`
 	L2     L2Config     `yaml:"l2"`
+
+	// HTTPClient carries every request of the engine to L1 and L2. Not
+	// from YAML. Default: upstream.NewHTTPClient(), the engine's own; tests
+	// put an in-memory network's client here. Engine.Close drops its idle
+	// connections either way.
+	HTTPClient *http.Client `yaml:"-"`
 }
 
 // HealthConfig tunes the health center (key "health").

@@ -32,7 +32,10 @@ type Engine struct {
 // be nil (no metrics). All sources share one HTTP client.
 func NewEngine(cfg Config, health Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
 	cfg = cfg.WithDefaults()
-	hc := upstream.NewHTTPClient()
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = upstream.NewHTTPClient()
+	}
 	e := &Engine{cfg: cfg, tpl: tpl, health: health, hc: hc, log: log, m: m}
 	for _, v := range cfg.L1.Vendors {
 		e.vendors = append(e.vendors, upstream.New(v, hc))

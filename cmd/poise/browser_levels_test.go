@@ -13,7 +13,7 @@ import (
 // second and nothing climbs back on its own while the test runs.
 const demoConfig = "health:\n  interval_ms: 200\n  recover_after: 50\n"
 
-// levelChips are DESIGN.md's chips by language and level ("" is no chip).
+// levelChips are the chips of docs/protocol.md (Levels and chips) by language and level ("" is no chip).
 var levelChips = map[string]map[string]chipView{
 	"en": {
 		"L1": {},

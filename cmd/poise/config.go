@@ -21,7 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// config is the YAML configuration file of CONTRACT.md. Every field's zero
+// config is the YAML configuration file of docs/config.md. Every field's zero
 // value means its default, stated beside it.
 type config struct {
 	Addr           string   `yaml:"addr"`            // default 127.0.0.1:8080

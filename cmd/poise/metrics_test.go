@@ -57,7 +57,7 @@ func hasSeries(lines []string, series string) bool {
 }
 
 // TestMetricsNames scrapes a running server's /metrics after a session
-// answered a question and lost its heartbeat: every metric of CONTRACT.md
+// answered a question and lost its heartbeat: every metric of docs/ops.md
 // is there (with the labels it names), beside the Go and process
 // collectors, and no user-visible error was counted.
 func TestMetricsNames(t *testing.T) {

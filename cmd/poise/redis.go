@@ -20,9 +20,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Redis client defaults: fail fast (LIBNOTES §5), so that a dead or hung
-// Redis costs a background write one short timeout and never a session
-// anything. A URL's query may override the timeouts.
+// Redis client defaults: fail fast, so that a dead or hung Redis costs a
+// background write one short timeout and never a session anything. A
+// URL's query may override the timeouts.
 const (
 	redisDialTimeout = 300 * time.Millisecond
 	redisIOTimeout   = 300 * time.Millisecond // read and write

@@ -18,6 +18,7 @@ import (
 // the implementations of this package (redisstore's tests run them
 // against Redis).
 func TestCountersConformance(t *testing.T) {
+	t.Parallel()
 	impls := map[string]func(t *testing.T, now func() time.Time) quota.Counters{
 		"memory": func(*testing.T, func() time.Time) quota.Counters { return quota.NewMemoryCounters() },
 		"fallback over memory": func(_ *testing.T, now func() time.Time) quota.Counters {
@@ -32,6 +33,7 @@ func TestCountersConformance(t *testing.T) {
 // TestCounterHoldsConcurrent: holds racing for the last places never
 // pass the limit.
 func TestCounterHoldsConcurrent(t *testing.T) {
+	t.Parallel()
 	c := quota.NewMemoryCounters()
 	var held atomic.Int32
 	var wg sync.WaitGroup
@@ -73,6 +75,7 @@ func (s *switchCounters) Hold(ctx context.Context, key, member string, limit int
 // counting goes on locally from the last shared count, the shared ones
 // are asked once per cooldown, and they are used again after it.
 func TestFallbackCountersWhileSharedAway(t *testing.T) {
+	t.Parallel()
 	shared := &switchCounters{MemoryCounters: quota.NewMemoryCounters()}
 	clock := quotatest.NewClock(quotatest.MidMinute)
 	f := quota.NewFallbackCounters(shared, 5*time.Second, clock.Now, zerolog.Nop())

@@ -6,6 +6,7 @@ import (
 )
 
 func TestWindowStart(t *testing.T) {
+	t.Parallel()
 	midMinute := time.Date(2026, 11, 29, 10, 20, 30, 0, time.UTC) // 30 s into a minute, an hour and a UTC day
 	cases := []struct {
 		at   time.Time

@@ -3,6 +3,7 @@ package level
 import "testing"
 
 func TestParseRoundTrips(t *testing.T) {
+	t.Parallel()
 	for l := L1; l <= L4; l++ {
 		got, ok := Parse(l.String())
 		if !ok || got != l {
@@ -15,6 +16,7 @@ func TestParseRoundTrips(t *testing.T) {
 }
 
 func TestDownEvent(t *testing.T) {
+	t.Parallel()
 	want := map[Level]string{L1: VendorAllDown, L2: LocalFailing, L3: TemplatesFailing, L4: "", None: ""}
 	for l, ev := range want {
 		if got := DownEvent(l); got != ev {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoadFixture(t *testing.T) {
+	t.Parallel()
 	b := fixtureBank(t)
 	if b.Len() != 3 {
 		t.Fatalf("Len = %d, want 3", b.Len())
@@ -64,6 +65,7 @@ func answerOf(t *testing.T, s, level, lang string) string {
 }
 
 func TestLoadRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		file string
@@ -128,6 +130,7 @@ func TestLoadRejects(t *testing.T) {
 }
 
 func TestLoadEmptyFS(t *testing.T) {
+	t.Parallel()
 	if _, err := LoadFS(fstest.MapFS{}); err == nil {
 		t.Fatal("an empty bank must be an error")
 	}
@@ -158,6 +161,7 @@ func realBank(t testing.TB) *Bank {
 // (Load checks every entry: wordings, paraphrases, answer lengths,
 // placeholders, near-duplicates), is complete, and covers every category.
 func TestBankValidation(t *testing.T) {
+	t.Parallel()
 	b := realBank(t)
 	perCategory := make(map[string]int)
 	for _, q := range b.Questions {

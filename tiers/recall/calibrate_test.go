@@ -66,6 +66,7 @@ func decide(obs []observation, lang string, threshold, margin float64) scores {
 // false hits ≤ 5%) or report why not.
 // go test -run Calibration -v ./tiers/recall/
 func TestCalibration(t *testing.T) {
+	t.Parallel()
 	s, err := NewStore(realBank(t), Config{}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStem(t *testing.T) {
+	t.Parallel()
 	groups := [][]string{
 		{"manage", "managing", "managed", "management"},
 		{"manager", "managers"},
@@ -34,6 +35,7 @@ func TestStem(t *testing.T) {
 }
 
 func TestSplitSegments(t *testing.T) {
+	t.Parallel()
 	segs := splitSegments(normalizeText("ＯＫ，what’s your 缺点? Don't worry. 你好"))
 	var got []string
 	for _, s := range segs {
@@ -50,6 +52,7 @@ func TestSplitSegments(t *testing.T) {
 }
 
 func TestCompileLexiconRejects(t *testing.T) {
+	t.Parallel()
 	for _, table := range []string{
 		"a = weakness | 缺点\na = strength",
 		"a = 缺点weakness",
@@ -66,6 +69,7 @@ func TestCompileLexiconRejects(t *testing.T) {
 // found in a sentence that contains it, so no term is dead because of how
 // text is tokenized.
 func TestLexiconTermsMatch(t *testing.T) {
+	t.Parallel()
 	lx, err := compileLexicon(conceptTable)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +95,7 @@ func TestLexiconTermsMatch(t *testing.T) {
 }
 
 func TestEmbedUnitVectors(t *testing.T) {
+	t.Parallel()
 	e, err := NewEmbedder(fixtureBank(t))
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +134,7 @@ func cosine(a, b []float32) float64 {
 // that share few words: a paraphrase must be nearer than an unrelated
 // question, in each language and across languages (through concepts).
 func TestEmbedSimilarityOrder(t *testing.T) {
+	t.Parallel()
 	e, err := NewEmbedder(fixtureBank(t))
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +161,7 @@ func TestEmbedSimilarityOrder(t *testing.T) {
 }
 
 func TestFeatureHashesAgree(t *testing.T) {
+	t.Parallel()
 	if bigramHash("manag", "team") != featureHash(kindBigram, "manag team") {
 		t.Error("bigramHash differs from featureHash of the joined bigram")
 	}
@@ -165,6 +172,7 @@ func TestFeatureHashesAgree(t *testing.T) {
 }
 
 func TestCountEN(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]int{"": 0, "Hi, I'm [name] - a well-known dev.": 7, "我是[姓名]": 2} {
 		if got := countEN(s); got != want {
 			t.Errorf("countEN(%q) = %d, want %d", s, got, want)

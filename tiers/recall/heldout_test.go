@@ -156,6 +156,7 @@ func TestHeldoutFinal(t *testing.T) { testHeldout(t, "heldout_final.yaml", final
 func TestHeldoutTest(t *testing.T) { testHeldout(t, "heldout_test.yaml", testFloors, false) }
 
 func testHeldout(t *testing.T, name string, fl map[string]floors, verbose bool) {
+	t.Parallel() // each test builds its own store
 	s, err := NewStore(realBank(t), Config{}, nil)
 	if err != nil {
 		t.Fatal(err)

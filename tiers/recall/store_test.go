@@ -13,6 +13,7 @@ import (
 )
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	s := fixtureStore(t, Config{}, nil)
 	b := s.bank
 	tests := []struct {
@@ -56,6 +57,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestMatchJSON(t *testing.T) {
+	t.Parallel()
 	s := fixtureStore(t, Config{}, nil)
 	m, err := s.Match(context.Background(), "What is your greatest weakness?", "en", "mid")
 	if err != nil {
@@ -82,6 +84,7 @@ func TestMatchJSON(t *testing.T) {
 }
 
 func TestMatchThreshold(t *testing.T) {
+	t.Parallel()
 	const text = "Right, so tell me, what would you say you're not so good at?"
 	loose := fixtureStore(t, Config{Threshold: 0.05}, nil)
 	strict := fixtureStore(t, Config{Threshold: 1}, nil)
@@ -107,6 +110,7 @@ func TestMatchThreshold(t *testing.T) {
 }
 
 func TestMatchCancelled(t *testing.T) {
+	t.Parallel()
 	s := fixtureStore(t, Config{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -116,6 +120,7 @@ func TestMatchCancelled(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	s := fixtureStore(t, Config{}, NewMetrics(reg))
 	ctx := context.Background()
@@ -149,6 +154,7 @@ poise_template_lookups_total{result="miss"} 2
 }
 
 func TestNilMetrics(t *testing.T) {
+	t.Parallel()
 	var m *Metrics
 	m.observe(true, 0.9) // must not panic
 	if NewMetrics(nil) == nil {
@@ -157,6 +163,7 @@ func TestNilMetrics(t *testing.T) {
 }
 
 func TestProbe(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	s := fixtureStore(t, Config{}, NewMetrics(reg))
 	if err := s.Probe(context.Background()); err != nil {
@@ -173,6 +180,7 @@ func TestProbe(t *testing.T) {
 }
 
 func TestNote(t *testing.T) {
+	t.Parallel()
 	if got := Note("zh"); got != "基于通用模板生成，请结合自身经历调整。" {
 		t.Errorf("Note(zh) = %q", got)
 	}
@@ -184,6 +192,7 @@ func TestNote(t *testing.T) {
 }
 
 func TestNewStoreEmpty(t *testing.T) {
+	t.Parallel()
 	if _, err := NewStore(&Bank{}, Config{}, nil); err == nil {
 		t.Fatal("an empty bank must be an error")
 	}
@@ -193,6 +202,7 @@ func TestNewStoreEmpty(t *testing.T) {
 }
 
 func TestSplitSentences(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want []string
@@ -211,6 +221,7 @@ func TestSplitSentences(t *testing.T) {
 }
 
 func TestScriptOf(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string]string{
 		"": "en", "why": "en", "为什么": "zh", "你的weakness是什么": "zh", "What does 缺点 mean in this context": "en",
 	} {
@@ -228,6 +239,7 @@ func TestScriptOf(t *testing.T) {
 // of at least 90% of templates, asked in a session of the other language,
 // must hit, always with the question and answer of the session's language.
 func TestSelfRetrieval(t *testing.T) {
+	t.Parallel()
 	b := realBank(t)
 	s, err := NewStore(b, Config{}, nil)
 	if err != nil {

@@ -15,8 +15,9 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// Class is an error class of DESIGN.md's table. It decides whether other
-// models are tried and whether the failure counts against the backend.
+// Class is an error class of the table in docs/architecture.md (Error
+// classes). It decides whether other models are tried and whether the
+// failure counts against the backend.
 type Class string
 
 // The error classes. ClassNone is success; ClassCanceled is our own

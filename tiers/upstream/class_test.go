@@ -28,6 +28,7 @@ func streamErr(data string) error {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error
@@ -84,7 +85,8 @@ func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
 
 func TestClassRules(t *testing.T) {
-	// DESIGN.md's table: other models tried? counts against health?
+	t.Parallel()
+	// docs/architecture.md's table: other models tried? counts against health?
 	tests := []struct {
 		class         Class
 		fallback, hit bool
@@ -113,6 +115,7 @@ func TestClassRules(t *testing.T) {
 }
 
 func TestClassifyKeepsProviderDetails(t *testing.T) {
+	t.Parallel()
 	h := http.Header{}
 	h.Set("Retry-After", "2")
 	err := &openai.Error{StatusCode: 429, Code: "rate_limit_exceeded", Message: "Rate limit reached",
@@ -133,6 +136,7 @@ func TestClassifyKeepsProviderDetails(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		name   string

@@ -49,11 +49,13 @@ func labelsMatch(got []*dto.LabelPair, want map[string]string) bool {
 }
 
 func TestNilMetricsAreSafe(t *testing.T) {
+	t.Parallel()
 	var m *Metrics
 	m.Request("a", ClassServer)
 }
 
 func TestMetricsRequestLabels(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 	m.Request("a", ClassNone)

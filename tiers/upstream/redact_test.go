@@ -14,6 +14,7 @@ import (
 )
 
 func TestWithoutKey(t *testing.T) {
+	t.Parallel()
 	const key = "sk-proj-0123456789abcdef"
 	cause := errors.New(`POST "https://api.example/v1/chat/completions": 401 {"message":"Incorrect API key provided: ` + key + `"}`)
 	e := &Error{Class: ClassUnavailable, Status: 401, Code: "invalid_api_key",
@@ -46,6 +47,7 @@ func TestWithoutKey(t *testing.T) {
 // body: the client's error does not carry the key (the gateway's tests
 // check the error object it passes on).
 func TestErrorBodyWithoutKey(t *testing.T) {
+	t.Parallel()
 	const key = "sk-proj-0123456789abcdef"
 	vendor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

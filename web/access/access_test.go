@@ -6,6 +6,7 @@ import (
 )
 
 func TestLocal(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		remote string

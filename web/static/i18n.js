@@ -1,5 +1,5 @@
 // i18n.js holds every string the pages show, in English and Chinese, and
-// the level chips of DESIGN.md (the same wording the server sends).
+// the level chips of docs/protocol.md (the same wording the server sends).
 
 export const LANGS = ['en', 'zh'];
 
@@ -374,7 +374,7 @@ const strings = {
   },
 };
 
-// chips are DESIGN.md's lite-mode chips; L1 has none. The server sends the
+// chips are the lite-mode chips of docs/protocol.md; L1 has none. The server sends the
 // same wording in `level` and `welcome`; the page uses this table when it
 // coaches on its own (L4) and when the candidate switches language.
 const chips = {

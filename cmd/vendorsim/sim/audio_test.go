@@ -10,6 +10,7 @@ import (
 )
 
 func TestTranscriptionWithOpenAIClient(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Options{Transcripts: []string{"What is your greatest weakness?", "Why should we hire you?"}})
 	ctx := testContext(t)
 	wav := makeWAV(1.5, 16000, 1, 16)
@@ -42,6 +43,7 @@ func TestTranscriptionWithOpenAIClient(t *testing.T) {
 }
 
 func TestTranscriptionFormats(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Options{})
 	ctx := testContext(t)
 	var text string
@@ -63,6 +65,7 @@ func TestTranscriptionFormats(t *testing.T) {
 }
 
 func TestWhisperInference(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Options{Transcripts: []string{"  Tell me about your last project.  "}})
 	ctx := testContext(t)
 	wav := makeWAV(2, 16000, 1, 16)
@@ -96,6 +99,7 @@ func TestWhisperInference(t *testing.T) {
 }
 
 func TestWhisperRejectsLikeWhisperCpp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Options{})
 	ctx := testContext(t)
 	tests := []struct {
@@ -126,6 +130,7 @@ func TestWhisperRejectsLikeWhisperCpp(t *testing.T) {
 }
 
 func TestWhisperFaults(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, Options{})
 	ctx := testContext(t)
 	h.sim.SetFault(WhisperModel, Fault{Status: 503, FailNext: 1})
@@ -140,6 +145,7 @@ func TestWhisperFaults(t *testing.T) {
 }
 
 func TestParseWAV(t *testing.T) {
+	t.Parallel()
 	info, err := parseWAV(makeWAV(0.5, 16000, 2, 16))
 	if len(info.data) != 32000 {
 		t.Errorf("parseWAV data chunk is %d bytes, want 32000", len(info.data))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStreamWithAccumulator(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	p := chatParams("gpt-4o-mini", "Tell me about a time you resolved a conflict in your team.")
@@ -49,6 +50,7 @@ func TestStreamWithAccumulator(t *testing.T) {
 }
 
 func TestNonStreaming(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	resp, err := h.client.Chat.Completions.New(ctx, chatParams("local-qwen", "Why do you want this job?"))
@@ -73,6 +75,7 @@ func TestNonStreaming(t *testing.T) {
 }
 
 func TestRepliesDependOnQuestionAndModel(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	answer := func(model, q string) string {
@@ -110,6 +113,7 @@ func TestRepliesDependOnQuestionAndModel(t *testing.T) {
 }
 
 func TestMaxTokensCutsWithLength(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	p := chatParams("m", "What are your strengths?")
@@ -138,6 +142,7 @@ func TestMaxTokensCutsWithLength(t *testing.T) {
 // stream cut on one model is continued by another with the partial answer
 // as assistant prefill, and the two parts make one whole answer.
 func TestPrefillContinuesAfterCut(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	const question = "Tell me about a project you are proud of."
@@ -167,6 +172,7 @@ func TestPrefillContinuesAfterCut(t *testing.T) {
 }
 
 func TestChatValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	tests := []struct {
@@ -194,6 +200,7 @@ func TestChatValidation(t *testing.T) {
 }
 
 func TestContentParts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	p := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{

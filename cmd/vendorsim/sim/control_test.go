@@ -11,6 +11,7 @@ import (
 )
 
 func TestControlAPIRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	hc := h.srv.Client()
@@ -86,6 +87,7 @@ func TestControlAPIRoundTrip(t *testing.T) {
 }
 
 func TestControlAPIRejectsBadCommands(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	for name, body := range map[string]string{
@@ -104,6 +106,7 @@ func TestControlAPIRejectsBadCommands(t *testing.T) {
 }
 
 func TestHealthAndModels(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	hc := h.srv.Client()
@@ -170,6 +173,7 @@ func TestHealthAndModels(t *testing.T) {
 }
 
 func TestUnknownRoute(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	status, ctype, body := do(t, h.srv.Client(), jsonRequest(t, testContext(t), "POST", h.srv.URL+"/v1/responses", `{}`))
 	if status != http.StatusNotFound || ctype != "application/json" || !strings.Contains(body, "Invalid URL (POST /v1/responses)") {
@@ -178,6 +182,7 @@ func TestUnknownRoute(t *testing.T) {
 }
 
 func TestAzureDeploymentRoutes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("my-deployment", Fault{Status: 400, Code: "content_filter"})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEmbeddings(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	texts := []string{
@@ -56,6 +57,7 @@ func TestEmbeddings(t *testing.T) {
 }
 
 func TestEmbeddingValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	for name, body := range map[string]string{
@@ -77,6 +79,7 @@ func TestEmbeddingValidation(t *testing.T) {
 }
 
 func TestEmbedIsDeterministic(t *testing.T) {
+	t.Parallel()
 	a, b := embed("面试 经历 团队", 32), embed("面试 经历 团队", 32)
 	for i := range a {
 		if a[i] != b[i] {

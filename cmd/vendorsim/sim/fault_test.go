@@ -15,6 +15,7 @@ import (
 )
 
 func TestErrorStatuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		fault      Fault
@@ -68,6 +69,7 @@ func TestErrorStatuses(t *testing.T) {
 }
 
 func TestErrorBodyShape(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{Status: 500})
@@ -80,6 +82,7 @@ func TestErrorBodyShape(t *testing.T) {
 }
 
 func TestFailNext(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{Status: 503, FailNext: 2})
@@ -105,6 +108,7 @@ func TestFailNext(t *testing.T) {
 }
 
 func TestAnyModelFault(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault(AnyModel, Fault{Status: 500})
@@ -122,6 +126,7 @@ func TestAnyModelFault(t *testing.T) {
 }
 
 func TestStallCountsCancelled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	h.sim.SetFault("primary", Fault{StallAfter: 3})
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
@@ -140,6 +145,7 @@ func TestStallCountsCancelled(t *testing.T) {
 }
 
 func TestNoAnswerCountsCancelled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	h.sim.SetFault("m", Fault{NoAnswer: true})
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -155,6 +161,7 @@ func TestNoAnswerCountsCancelled(t *testing.T) {
 }
 
 func TestCloseReleasesHeldRequests(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{StallAfter: 1})
@@ -172,6 +179,7 @@ func TestCloseReleasesHeldRequests(t *testing.T) {
 }
 
 func TestCutStream(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{CutAfter: 4})
@@ -196,6 +204,7 @@ func TestCutStream(t *testing.T) {
 }
 
 func TestMalformedChunk(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{MalformedAt: 2})
@@ -219,6 +228,7 @@ func TestMalformedChunk(t *testing.T) {
 }
 
 func TestErrorEventMidStream(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{ErrorAfter: 2})
@@ -238,6 +248,7 @@ func TestErrorEventMidStream(t *testing.T) {
 }
 
 func TestNoDone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{NoDone: true})
@@ -255,6 +266,7 @@ func TestNoDone(t *testing.T) {
 }
 
 func TestFilterFinish(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{FilterFinish: true})
@@ -275,6 +287,7 @@ func TestFilterFinish(t *testing.T) {
 }
 
 func TestResetBeforeHeaders(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{ResetBeforeHeaders: true})
@@ -295,6 +308,7 @@ func TestResetBeforeHeaders(t *testing.T) {
 }
 
 func TestFaultsOnEmbeddingsAndTranscriptions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("text-embedding-3-small", Fault{Status: 429, RetryAfter: "2"})
@@ -317,6 +331,7 @@ func TestFaultsOnEmbeddingsAndTranscriptions(t *testing.T) {
 }
 
 func TestFirstTokenDelayHoldsHeaders(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	h.sim.SetFault("slow", Fault{FirstTokenDelayMS: 60_000})
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestPieces(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want []string
@@ -25,6 +26,7 @@ func TestPieces(t *testing.T) {
 }
 
 func TestContinuation(t *testing.T) {
+	t.Parallel()
 	reply := "one two three four"
 	for prefill, want := range map[string]string{
 		"":                         "one two three four",
@@ -68,6 +70,7 @@ func FuzzPieces(f *testing.F) {
 }
 
 func TestDefaultReplyIsDeterministicAndMarked(t *testing.T) {
+	t.Parallel()
 	for _, q := range []string{"", "Why?", "Tell me about your biggest mistake.", "为什么离职？"} {
 		a, b := defaultReply("m", q), defaultReply("m", q)
 		if a != b || !strings.HasPrefix(a, "[simulated m] ") {

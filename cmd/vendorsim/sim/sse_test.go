@@ -11,6 +11,7 @@ import (
 // piece per chunk, then the finish chunk, the usage chunk and
 // "data: [DONE]\n\n".
 func TestRawSSEFraming(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	raw := rawStream(t, h, ctx, `{"model":"gpt-4o-mini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
@@ -85,6 +86,7 @@ func TestRawSSEFraming(t *testing.T) {
 }
 
 func TestRawSSEWithoutUsage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	raw := rawStream(t, h, ctx, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
@@ -99,6 +101,7 @@ func TestRawSSEWithoutUsage(t *testing.T) {
 }
 
 func TestRawMalformedChunk(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fastOptions)
 	ctx := testContext(t)
 	h.sim.SetFault("m", Fault{MalformedAt: 1})

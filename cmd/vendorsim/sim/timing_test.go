@@ -39,6 +39,7 @@ func newBubble(t *testing.T, opts Options) *bubble {
 }
 
 func TestStreamTiming(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{FirstTokenDelay: 300 * time.Millisecond}) // default TokenDelay: 20ms
 		want := pieces(defaultReply("m", "hi"))
@@ -69,6 +70,7 @@ func TestStreamTiming(t *testing.T) {
 }
 
 func TestFaultFirstTokenDelayOverridesDefault(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{FirstTokenDelay: time.Second, TokenDelay: 10 * time.Millisecond})
 		b.sim.SetFault("fast", Fault{FirstTokenDelayMS: 50})
@@ -86,6 +88,7 @@ func TestFaultFirstTokenDelayOverridesDefault(t *testing.T) {
 }
 
 func TestStallUntilClientTimeout(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{})
 		b.sim.SetFault("primary", Fault{StallAfter: 2})
@@ -117,6 +120,7 @@ func TestStallUntilClientTimeout(t *testing.T) {
 // a slow primary and a backup race, the backup wins, the primary's request
 // is cancelled and the Server counts it so.
 func TestHedgedLoserIsCancelled(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{})
 		b.sim.SetFault("primary", Fault{FirstTokenDelayMS: 2000})
@@ -153,6 +157,7 @@ func TestHedgedLoserIsCancelled(t *testing.T) {
 }
 
 func TestWhisperDecodesOneAtATime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{InferenceDelay: 100 * time.Millisecond})
 		start := time.Now()
@@ -177,6 +182,7 @@ func TestWhisperDecodesOneAtATime(t *testing.T) {
 }
 
 func TestInferenceDelayFault(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubble(t, Options{InferenceDelay: time.Second})
 		b.sim.SetFault("whisper-1", Fault{InferenceDelayMS: 30})

@@ -22,6 +22,8 @@ type question struct {
 	started bool         // answer_start was sent
 	coached bool         // the coach card was sent
 	ended   bool         // answer_end was sent, or no answer will come
+	shot    bool         // a screenshot question (image.go)
+	read    string       // a screenshot's text, as OCR read it
 }
 
 // Answer goroutine results, tagged with the generation of their question
@@ -61,9 +63,14 @@ func (s *Session) questionID(id string) string {
 // once; otherwise an answer goroutine streams from the best source while
 // the SLA timer guards the first useful content.
 func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
+	s.askWith(ctx, id, text, level, nil)
+}
+
+// askWith is ask, with the image of a screenshot question (nil for none).
+func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Level, img *tiers.Image) {
 	s.supersede()
 	gen := s.next()
-	q := &question{gen: gen, id: id, text: text, level: level}
+	q := &question{gen: gen, id: id, text: text, level: level, shot: img != nil}
 	s.q = q
 	if level == tiers.L4 || s.cfg.Answerer == nil {
 		s.sendCoach(q)
@@ -73,7 +80,7 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
+	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level, Image: img}
 	if q.budget = s.budget(); q.budget != nil {
 		req.Budget = q.budget
 	}
@@ -135,8 +142,10 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 		q.started = true
 		q.stopSLA()
 		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
-		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
-			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note})
+		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.startQuestion(),
+			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, Via: a.ev.Via})
+	case tiers.EventRead:
+		s.onRead(q, a.ev.Text)
 	case tiers.EventDelta:
 		if q.started {
 			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})
@@ -186,5 +195,5 @@ func (s *Session) onSLA() {
 
 func (s *Session) sendCoach(q *question) {
 	q.coached = true
-	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.text, s.profile.Lang)})
+	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.coachText(), s.profile.Lang)})
 }

@@ -44,7 +44,7 @@ func BenchmarkRead(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					acc += Accuracy(samples[i].Shot.Text, text)
+					acc += ocrtest.Accuracy(samples[i].Shot.Text, text)
 				}
 			}
 			slices.Sort(took)

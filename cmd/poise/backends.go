@@ -10,6 +10,7 @@ import (
 	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/ocr"
 )
 
 // healthConfig is the health center's part of the engine's configuration
@@ -21,7 +22,8 @@ func healthConfig(c tiers.Config) health.Config {
 }
 
 // healthProbes lists what the health center probes: every L1 vendor
-// (GET /models), the local model (a first token within l2.timeout_ms),
+// (GET /models), the vision model (GET /models, no level), the local
+// model (a first token within l2.timeout_ms),
 // the templates (templates, may have no Check: none), and every gateway
 // endpoint not probed already, as a backend of no level, so that an open
 // circuit closes again. An invalid gateway config adds no probes
@@ -34,6 +36,11 @@ func healthProbes(c config, templates health.Probe, hc *http.Client) []health.Pr
 	}
 	if l2 := engine.L2; l2.BaseURL != "" {
 		out = append(out, health.FirstTokenProbe(l2.Name, level.L2, l2.Endpoint(), time.Duration(l2.TimeoutMS)*time.Millisecond, hc))
+	}
+	if v := engine.L1.Vision; v.BaseURL != "" {
+		// The vision model has a circuit of its own and drives no level:
+		// screenshots fall to OCR while it is down.
+		out = append(out, health.HTTPProbe(v.Name, level.None, v.BaseURL, v.APIKey, hc))
 	}
 	if templates.Check != nil {
 		out = append(out, templates)
@@ -67,6 +74,9 @@ func checkSharedNames(engine tiers.Config, gw gateway.Config) error {
 		byName[e.Name] = e.BaseURL
 	}
 	backends := engine.WithDefaults().L1.Vendors
+	if v := engine.WithDefaults().L1.Vision; v.BaseURL != "" {
+		backends = append(backends, v.Endpoint)
+	}
 	if engine.L2.BaseURL != "" {
 		backends = append(backends, engine.WithDefaults().L2.Endpoint())
 	}
@@ -76,4 +86,13 @@ func checkSharedNames(engine tiers.Config, gw gateway.Config) error {
 		}
 	}
 	return nil
+}
+
+// ocrProbe checks OCR (a backend of no level: screenshots need the vision
+// model while it is down); none when OCR is disabled.
+func ocrProbe(c config, pool *ocr.Pool) []health.Probe {
+	if c.OCR.Disabled {
+		return nil
+	}
+	return []health.Probe{{Name: ocr.Backend, Level: level.None, Check: pool.Probe}}
 }

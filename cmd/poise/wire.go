@@ -100,6 +100,9 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		return nil, err
 	}
 	a.stop = append(a.stop, a.gw.Close)
+	if !cfg.OCR.Disabled {
+		a.gw.UseOCR(reader) // chains' ocr_fallback entries
+	}
 	a.wg.Go(func() { a.health.Run(ctx) })
 
 	pool := asr.NewPool(cfg.ASR, log, asr.NewMetrics(reg))

@@ -73,6 +73,9 @@ func (c *gatewayCall) run(ctx context.Context, targets []target) {
 			}
 			continue
 		}
+		if !c.ocrBeforeTarget(ctx, t) {
+			continue
+		}
 		prefill, ok := c.prepare(t)
 		if !ok {
 			continue

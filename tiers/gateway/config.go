@@ -89,6 +89,11 @@ type Endpoint struct {
 	FirstTokenTimeoutMS int `yaml:"first_token_timeout_ms"`
 	// MaxAttempts overrides gateway.max_attempts for this entry.
 	MaxAttempts int `yaml:"max_attempts"`
+	// OCRFallback lets this entry answer a request with images when the
+	// entries before it failed: the images reach it as their OCR text
+	// (response header X-Poise-Ocr-Fallback). Default false: a request
+	// with images reaches it as it is.
+	OCRFallback bool `yaml:"ocr_fallback"`
 }
 
 // Enabled reports whether any chain is configured.

@@ -42,6 +42,7 @@ type Handler struct {
 	log     zerolog.Logger
 	m       *Metrics
 	cool    *cooldowns
+	ocr     Reader // nil: ocr_fallback entries are skipped for requests with images (ocr.go)
 
 	// sleep waits d (a Retry-After or a backoff) and reports false when ctx
 	// ended the wait. Tests replace it to see the waits.

@@ -90,6 +90,7 @@ export class View {
     art.dataset.key = turn.key;
     art.dataset.kind = turn.answer ? 'answer' : turn.coach ? 'coach' : 'pending';
     if (turn.question) art.append(h('p', 'question', turn.question));
+    if (turn.read) art.append(readCard(turn, s));
     if (turn.answer) art.append(this.answerCard(turn, s));
     if (turn.coach) art.append(this.coachCard(turn, s, !!turn.answer));
     if (!turn.answer && !turn.coach) art.append(thinking());
@@ -109,6 +110,7 @@ export class View {
     const meta = h('p', 'meta');
     meta.append(h('span', 'level-tag', a.level || ''));
     if (a.source) meta.append(h('span', 'source', `${s.source}: ${a.source}`));
+    if (a.via) meta.append(h('span', 'via', a.via === 'vision' ? s.viaVision : s.viaOCR));
     card.append(meta);
     return card;
   }
@@ -280,6 +282,24 @@ function askAgain(turn, s) {
   b.dataset.key = turn.key;
   b.title = s.askAgainHint;
   return b;
+}
+
+// readCard shows the text OCR read from a screenshot question, editable,
+// with a button to ask it again as corrected; copilot.js handles the click.
+function readCard(turn, s) {
+  const box = h('section', 'read');
+  box.append(h('p', 'read-label', s.readFromShot));
+  const ta = h('textarea', 'read-text');
+  ta.value = turn.read;
+  ta.rows = Math.min(8, turn.read.split('\n').length + 1);
+  ta.maxLength = 2000;
+  ta.setAttribute('aria-label', s.readFromShot);
+  ta.dataset.key = turn.key;
+  const b = h('button', 'quiet ask-read', s.askRead);
+  b.type = 'button';
+  b.dataset.key = turn.key;
+  box.append(ta, b);
+  return box;
 }
 
 function thinking() {

@@ -75,7 +75,7 @@ func newShotStack(t *testing.T) *shotStack {
 		health.HTTPProbe("vision", tiers.NoLevel, vURL, "k", hc),
 		health.FirstTokenProbe("local", tiers.L2, cfg.L2.Endpoint(), 300*time.Millisecond, hc),
 		{Name: tiers.TemplatesBackend, Level: tiers.L3, Check: st.tpl.probe},
-		{Name: ocr.Backend, Level: tiers.NoLevel, Check: pool.Probe},
+		{Name: ocr.Backend, Level: tiers.NoLevel, Check: pool.Probe, Timeout: ocr.ProbeTimeout},
 	}, log, nil)
 	engine := tiers.NewEngine(cfg, h, st.tpl, log, nil, tiers.WithReader(pool))
 	ctx, cancel := context.WithCancel(context.Background())

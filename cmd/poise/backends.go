@@ -94,5 +94,5 @@ func ocrProbe(c config, pool *ocr.Pool) []health.Probe {
 	if c.OCR.Disabled {
 		return nil
 	}
-	return []health.Probe{{Name: ocr.Backend, Level: level.None, Check: pool.Probe}}
+	return []health.Probe{{Name: ocr.Backend, Level: level.None, Check: pool.Probe, Timeout: ocr.ProbeTimeout}}
 }

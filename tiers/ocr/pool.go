@@ -120,6 +120,10 @@ func (p *Pool) Read(ctx context.Context, img []byte, lang string) (string, error
 	defer func() { <-p.slots }()
 	start := time.Now()
 	text, err := p.run(ctx, img, lang)
+	if ctx.Err() != nil {
+		p.m.request(resultCancelled) // the caller gave up: says nothing about OCR
+		return "", ctx.Err()
+	}
 	p.observe(lang, time.Since(start), err)
 	return text, err
 }

@@ -1,5 +1,5 @@
-# Poise server image: a static Go binary on Alpine (for wget in the
-# healthcheck). Build context: the repository root.
+# Poise server image: a static Go binary on Debian slim, with Tesseract for
+# screenshot OCR and wget for the healthcheck. Build context: the repository root.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -7,8 +7,16 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/poise ./cmd/poise
 
-FROM alpine:3.21
-RUN adduser -D -H -u 10001 poise
+FROM debian:bookworm-slim
+# Debian's Tesseract with English and Simplified Chinese reads screenshot
+# questions when the vision model is slow, failing or not configured
+# (ocr: in the config; the tests use the same packages). The binary itself
+# stays static: OCR runs as a subprocess.
+RUN apt-get update \
+	&& DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+		tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim wget ca-certificates \
+	&& rm -rf /var/lib/apt/lists/* \
+	&& useradd --system --no-create-home --uid 10001 poise
 COPY --from=build /out/poise /usr/local/bin/poise
 COPY deploy/poise.yaml /etc/poise/poise.yaml
 USER poise

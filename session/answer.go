@@ -28,14 +28,17 @@ type question struct {
 	of      string       // the wire id of the question a control reworks
 	review  bool         // the post-interview review, not a question
 	log     *asked       // what the review sees of it (assist.go)
+	shot    bool         // a screenshot question (image.go)
+	read    string       // a screenshot's text, as OCR read it
 }
 
 // askOptions are what an answer control or the review adds to a question.
 type askOptions struct {
-	style    string // tiers.Style*
-	of       string // the wire id of the question reworked
-	previous string // the answer reworked
-	prompt   string // replaces the question text in the prompt (the review's record)
+	style    string       // tiers.Style*
+	of       string       // the wire id of the question reworked
+	previous string       // the answer reworked
+	prompt   string       // replaces the question text in the prompt (the review's record)
+	img      *tiers.Image // a screenshot question's image (image.go)
 }
 
 // Answer goroutine results, tagged with the generation of their question
@@ -82,7 +85,7 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Level, o askOptions) {
 	s.supersede()
 	gen := s.next()
-	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview}
+	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview, shot: o.img != nil}
 	s.q = q
 	s.track(q)
 	if level == tiers.L4 || s.cfg.Answerer == nil {
@@ -94,7 +97,7 @@ func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Leve
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
 	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level,
-		Facts: s.assist.facts, Style: o.style, Previous: o.previous, NoTemplates: q.review}
+		Facts: s.assist.facts, Style: o.style, Previous: o.previous, NoTemplates: q.review, Image: o.img}
 	if o.prompt != "" {
 		req.Question = o.prompt
 	}
@@ -164,8 +167,10 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 			s.settleRetry(a.ev.Level)
 		}
 		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
-		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
-			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, controlFields: controlFields{Style: q.style, Of: q.of}})
+		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.startQuestion(),
+			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, Via: a.ev.Via, controlFields: controlFields{Style: q.style, Of: q.of}})
+	case tiers.EventRead:
+		s.onRead(q, a.ev.Text)
 	case tiers.EventDelta:
 		if q.started {
 			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})
@@ -231,5 +236,5 @@ func (s *Session) sendCoach(q *question) {
 	if q.log != nil {
 		q.log.coached = true
 	}
-	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.text, s.profile.Lang)})
+	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.coachText(), s.profile.Lang)})
 }

@@ -28,6 +28,8 @@ func (s *Session) onClient(ctx context.Context, m inbound) {
 		s.record()
 	case typeQuestion:
 		s.onQuestion(ctx, m.ID, *m.Text)
+	case typeImage:
+		s.askScreenshot(ctx, m)
 	case typeAudioStart:
 		s.startAudio(ctx, m.Source)
 	case typeAudioStop:

@@ -26,6 +26,7 @@ const maxPendingBytes = 1 << 20 // unwritten bytes per connection before it coun
 type conn struct {
 	ws      *websocket.Conn
 	in      *inRate       // owned by the reader (handshake, then readLoop)
+	img     imageParts    // the screenshot being received; owned by the reader
 	limit   int           // pending messages allowed
 	wake    chan struct{} // capacity 1: pending has messages
 	done    chan struct{} // closed by close: the writer closes the socket

@@ -21,6 +21,7 @@ const (
 	typeAudioStart = "audio_start"
 	typeAudioStop  = "audio_stop"
 	typeProfile    = "profile"
+	typeImage      = "image" // a screenshot question, in parts (image.go)
 )
 
 // Error codes sent in `error` messages. Each names the client's own
@@ -60,6 +61,11 @@ type inbound struct {
 	Encoding   string          `json:"encoding"`
 	Source     string          `json:"source"`
 	additions
+	Format string       `json:"format"` // image
+	Part   int          `json:"part"`   // image
+	Parts  int          `json:"parts"`  // image
+	Data   string       `json:"data"`   // image: base64 of this part
+	image  *tiers.Image // a complete image, assembled by the reader
 }
 
 type resumeRequest struct {
@@ -111,6 +117,8 @@ func decodeInbound(data []byte) (inbound, *protocolError) {
 		return m, validateProfile(m.Profile)
 	case typeAudioStart:
 		return m, validateAudioStart(&m)
+	case typeImage:
+		return m, validateImage(&m)
 	case typePing:
 		if len(m.T) > maxPingBytes {
 			return m, refuse(codeTooLarge, "ping: t is over %d bytes", maxPingBytes)
@@ -332,6 +340,14 @@ type answerStartMsg struct {
 	Source   string `json:"source"`
 	Note     string `json:"note"`
 	controlFields
+	Via string `json:"via,omitempty"` // a screenshot question: vision | ocr
+}
+
+// screenshotTextMsg carries the text OCR read from a screenshot question.
+type screenshotTextMsg struct {
+	head
+	ID   string `json:"id"`
+	Text string `json:"text"`
 }
 
 type answerDeltaMsg struct {

@@ -31,7 +31,8 @@ func FuzzDecodeInbound(f *testing.F) {
 		`{"type":"audio_start","sample_rate":16000,"encoding":"pcm_s16le","source":"tab"}`,
 		`{"type":"audio_start","sample_rate":8000,"encoding":"opus"}`,
 		`{"type":"ping","t":{"x":[1, 2],"h":"<&>"}}`, `{"type":"profile","profile":{"lang":"fr"}}`,
-		`{"type":"reset_ai"}`, `{"type":"audio_stop"}`, `{"TYPE":"ping","t":1e400}`,
+		`{"type":"reset_ai"}`, `{"type":"audio_stop"}`,
+		`{"type":"image","format":"png","part":0,"parts":1,"data":"iVBORw0KGgo="}`, `{"TYPE":"ping","t":1e400}`,
 		`{"type":7}`, `[]`, `null`, `{"type":"question","text":null}`, "{\"type\":\"question\",\"text\":\"\xff\"}",
 		`{"type":"hello","v":` + strings.Repeat("1", 5000) + `}`,
 	} {
@@ -130,6 +131,17 @@ func checkAccepted(t *testing.T, m inbound) {
 	case typePing:
 		if len(m.T) > maxPingBytes {
 			t.Fatalf("accepted ping t of %d bytes", len(m.T))
+		}
+	case typeImage:
+		if (m.Format != "png" && m.Format != "jpeg") || m.Parts < 1 || m.Parts > maxImageParts ||
+			m.Part < 0 || m.Part >= m.Parts || m.Data == "" || len(m.Data) > maxImagePartData {
+			t.Fatalf("accepted image part %q %d/%d of %d characters", m.Format, m.Part, m.Parts, len(m.Data))
+		}
+		if m.ID != "" && !isID(m.ID, maxIDBytes) {
+			t.Fatalf("accepted image id %q", m.ID)
+		}
+		if m.Text != nil && (len(*m.Text) > maxQuestionBytes || hasControl(*m.Text)) {
+			t.Fatalf("accepted image text %q", *m.Text)
 		}
 	case typeResetAI, typeAudioStop:
 	default:

@@ -45,6 +45,9 @@ func (c *conn) inbound(typ websocket.MessageType, data []byte) (msg any, abusive
 			if perr != nil {
 				return clientBad{c: c, err: perr}, false
 			}
+			if m.Type == typeImage {
+				return c.img.add(c, m), false
+			}
 			return clientMsg{c: c, m: m}, false
 		}
 	}

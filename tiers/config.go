@@ -24,6 +24,8 @@ const (
 	defaultDownWindowMS        = 60000 // window for those events
 	defaultStallMS             = 2000  // silence after the first token that counts as a stall
 	defaultL2Name              = "local"
+	defaultVisionName          = "vision"
+	defaultVisionFirstTokenMS  = 2000  // Tier V's first-token budget
 	defaultL2TimeoutMS         = 2000  // L2 first-token timeout
 	defaultL2FailAfter         = 5     // live L2 failures before L2 is down
 	defaultL2FailWindowMS      = 60000 // window for those failures
@@ -84,6 +86,19 @@ type L1Config struct {
 	// Vendors are the L1 endpoints in priority order; none means L1 is not
 	// configured.
 	Vendors []upstream.Endpoint `yaml:"vendors"`
+	// Vision is the model that reads screenshot questions (Tier V); an
+	// empty base_url means none: screenshots are read by OCR (Tier O).
+	Vision VisionConfig `yaml:"vision"`
+}
+
+// VisionConfig configures the vision model of screenshot questions (key
+// "l1.vision"): an OpenAI-compatible chat endpoint that takes image_url
+// content parts (gpt-4o-mini, for example).
+type VisionConfig struct {
+	upstream.Endpoint `yaml:",inline"` // name defaults to "vision"
+	// FirstTokenMS bounds the wait for its first token (default 2000);
+	// past it the OCR text, read meanwhile, is answered instead.
+	FirstTokenMS int `yaml:"first_token_ms"`
 }
 
 // L2Config configures the local model (key "l2"). An empty BaseURL means L2
@@ -135,6 +150,11 @@ func (c Config) WithDefaults() Config {
 		vendors[i] = v
 	}
 	c.L1.Vendors = vendors
+	if c.L1.Vision.Name == "" {
+		c.L1.Vision.Name = defaultVisionName
+	}
+	c.L1.Vision.FirstTokenMS = orDefault(c.L1.Vision.FirstTokenMS, defaultVisionFirstTokenMS)
+	c.L1.Vision.StallMS = orDefault(c.L1.Vision.StallMS, defaultStallMS)
 	if c.L2.Name == "" {
 		c.L2.Name = defaultL2Name
 	}
@@ -168,6 +188,7 @@ func (c Config) Validate() error {
 		"l1.down_window_ms": c.L1.DownWindowMS, "l2.timeout_ms": c.L2.TimeoutMS,
 		"l2.fail_after": c.L2.FailAfter, "l2.fail_window_ms": c.L2.FailWindowMS,
 		"l2.max_in_flight": c.L2.MaxInFlight, "l2.stall_ms": c.L2.StallMS,
+		"l1.vision.first_token_ms": c.L1.Vision.FirstTokenMS,
 	}
 	for _, key := range slices.Sorted(maps.Keys(nonNegative)) {
 		if nonNegative[key] < 0 {
@@ -186,6 +207,13 @@ func (c Config) Validate() error {
 			bad(key+".name", "%q is also the name of %s", v.Name, prev)
 		}
 		names[v.Name] = key
+	}
+	if v := c.WithDefaults().L1.Vision; v.BaseURL != "" {
+		validateEndpoint("l1.vision", v.Name, v.BaseURL, v.Model, v.StallMS, bad)
+		if prev, dup := names[v.Name]; dup {
+			bad("l1.vision.name", "%q is also the name of %s", v.Name, prev)
+		}
+		names[v.Name] = "l1.vision"
 	}
 	if c.L2.BaseURL != "" {
 		l2 := c.WithDefaults().L2

@@ -20,6 +20,8 @@ type Engine struct {
 	local   *upstream.Client   // L2; nil when not configured
 	slots   chan struct{}      // the L2 bulkhead: one token per local request in flight
 	tpl     Templates          // L3; nil when not configured
+	vision  *upstream.Client   // Tier V; nil when not configured
+	reader  Reader             // Tier O; nil when not configured
 	health  Health             // nil: every configured level is usable
 	hc      *http.Client
 	log     zerolog.Logger
@@ -30,13 +32,19 @@ type Engine struct {
 // health may be nil (no health decisions; a nil *health.Center is not
 // nil here), tpl may be nil (no L3), m may
 // be nil (no metrics). All sources share one HTTP client.
-func NewEngine(cfg Config, health Health, tpl Templates, log zerolog.Logger, m *Metrics) *Engine {
+func NewEngine(cfg Config, health Health, tpl Templates, log zerolog.Logger, m *Metrics, opts ...Option) *Engine {
 	cfg = cfg.WithDefaults()
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = upstream.NewHTTPClient()
 	}
 	e := &Engine{cfg: cfg, tpl: tpl, health: health, hc: hc, log: log, m: m}
+	for _, o := range opts {
+		o(e)
+	}
+	if v := cfg.L1.Vision; v.BaseURL != "" {
+		e.vision = upstream.New(v.Endpoint, hc)
+	}
 	for _, v := range cfg.L1.Vendors {
 		e.vendors = append(e.vendors, upstream.New(v, hc))
 	}
@@ -64,6 +72,7 @@ type answering struct {
 	refused    bool            // a provider refused (content filter or policy): try no model
 	overBudget []string        // backends the Budget had no room for (Event.OverBudget)
 	text       strings.Builder // every content token emitted so far
+	via        string          // a screenshot question's Event.Via: how the answer read it
 	noModels   bool            // a bad_request: no more model attempts
 	failed     map[string]bool // sources that failed (or were cut) this question
 }
@@ -81,8 +90,19 @@ type answering struct {
 // may let Answer finish. When ctx is done Answer stops every request and
 // returns promptly without emitting End; the caller knows why it
 // cancelled. Every goroutine Answer starts has returned when it returns.
+//
+// A screenshot question (req.Image) goes to the vision model and, at
+// once and beside it, to OCR; when the vision model has no first token
+// within l1.vision.first_token_ms (or fails, or its circuit is open, or
+// there is none), the OCR text (sent as EventRead) is answered like a
+// typed question through the levels above (see screenshot.go).
 func (e *Engine) Answer(ctx context.Context, req Request, emit func(Event)) {
-	a := e.answer(ctx, req, emit)
+	var a *answering
+	if req.Image != nil {
+		a = e.answerScreenshot(ctx, req, emit)
+	} else {
+		a = e.answer(ctx, req, emit)
+	}
 	if !a.answered && ctx.Err() == nil {
 		emit(Event{Kind: EventEnd, Reason: ReasonNone, OverBudget: a.overBudget})
 	}
@@ -90,24 +110,34 @@ func (e *Engine) Answer(ctx context.Context, req Request, emit func(Event)) {
 
 // answer runs the levels of one Answer call.
 func (e *Engine) answer(ctx context.Context, req Request, emit func(Event)) *answering {
+	a := e.newAnswering(req, emit)
+	a.levels(ctx)
+	return a
+}
+
+func (e *Engine) newAnswering(req Request, emit func(Event)) *answering {
 	now := time.Now()
-	a := &answering{e: e, req: req, emit: emit, start: now, sla: now.Add(ms(e.cfg.SLAms)),
+	return &answering{e: e, req: req, emit: emit, start: now, sla: now.Add(ms(e.cfg.SLAms)),
 		failed: map[string]bool{}}
+}
+
+// levels runs the levels of a text question, from the request's level.
+func (a *answering) levels(ctx context.Context) {
+	req := a.req
 	level := max(req.Level, L1)
 	if level <= L1 && a.usable(L1) {
 		if a.runL1(ctx) {
-			return a
+			return
 		}
 	}
 	if level <= L2 && a.usable(L2) {
 		if a.runL2(ctx) {
-			return a
+			return
 		}
 	}
 	if level <= L3 && !req.NoTemplates && a.usable(L3) && ctx.Err() == nil {
 		a.runL3(ctx)
 	}
-	return a
 }
 
 // usable reports whether level l is configured, allowed after a
@@ -141,7 +171,7 @@ func (a *answering) begin(l Level, source, note string) {
 	}
 	a.answered = true
 	a.e.m.observeFirstContent(l, time.Since(a.start).Seconds())
-	a.emit(Event{Kind: EventStart, Level: l, Source: source, Note: note, OverBudget: slices.Clone(a.overBudget)})
+	a.emit(Event{Kind: EventStart, Level: l, Source: source, Note: note, Via: a.via, OverBudget: slices.Clone(a.overBudget)})
 }
 
 // delta emits one piece of content.

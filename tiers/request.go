@@ -36,6 +36,17 @@ type Request struct {
 	// NoTemplates keeps the answer to the models (L1, L2): a review has
 	// no template.
 	NoTemplates bool
+	// Image, when set, makes this a screenshot question: the question is
+	// on the image, and Question holds only what the candidate typed
+	// with it, if anything (see Engine.Answer).
+	Image *Image
+}
+
+// Image is a screenshot, checked by the caller (ocr.Check): PNG or JPEG
+// within the protocol's limits.
+type Image struct {
+	Data   []byte
+	Format string // "png" or "jpeg"
 }
 
 // EventKind tells the parts of an answer stream apart.
@@ -48,6 +59,11 @@ const (
 	EventStart EventKind = iota + 1
 	EventDelta
 	EventEnd
+	// EventRead carries the text OCR read from a screenshot question's
+	// image (Text), before the Start of an answer from it; it may also
+	// come while the vision model is still thinking. Never for a text
+	// question.
+	EventRead
 )
 
 // Event is one step of an answer stream. Start is emitted when the first
@@ -58,7 +74,8 @@ type Event struct {
 	Level  Level  // Start: the level that answers (L1, L2 or L3)
 	Source string // Start: backend name or template id
 	Note   string // Start: L3's honest note, in the profile's language
-	Text   string // Delta
+	Via    string // Start of a screenshot question's answer: ViaVision or ViaOCR
+	Text   string // Delta; Read: the recognised text
 	Reason string // End: ReasonDone, ReasonCut or ReasonNone
 	// OverBudget (Start and End) names the backends skipped so far
 	// because Request.Budget had no room for them (no health failure):
@@ -66,6 +83,12 @@ type Event struct {
 	// the budget.
 	OverBudget []string
 }
+
+// How a screenshot question's answer read the screenshot (Event.Via).
+const (
+	ViaVision = "vision" // the vision model saw the image (Tier V)
+	ViaOCR    = "ocr"    // OCR read it and a text source answered the text (Tier O)
+)
 
 // End reasons of an answer stream. ReasonDone and ReasonCut are also the
 // wire's; ReasonNone never reaches a client (the coach answers instead).

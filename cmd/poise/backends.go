@@ -12,6 +12,7 @@ import (
 	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/ocr"
 	"github.com/poise-dev/poise/tiers/upstream"
 )
 
@@ -27,7 +28,7 @@ func healthConfig(c tiers.Config) health.Config {
 // the local model (a one-token streamed completion within its first-token
 // timeout, or GET /models for a vendor with probe: list), the templates
 // (templates, may have no Check: none), every whisper server (a short
-// silent WAV) and the cloud speech-to-text, and every gateway endpoint not
+// silent WAV) and the cloud speech-to-text, the vision model (no level), and every gateway endpoint not
 // probed already, as backends of no level. An invalid gateway config
 // adds no gateway probes (validate reports it).
 func healthProbes(c config, templates health.Probe, hc *http.Client) []health.Probe {
@@ -38,6 +39,11 @@ func healthProbes(c config, templates health.Probe, hc *http.Client) []health.Pr
 	}
 	if l2 := engine.L2; l2.BaseURL != "" {
 		out = append(out, chatProbe(l2.Endpoint(), level.L2, l2.TimeoutMS, hc))
+	}
+	if v := engine.L1.Vision; v.BaseURL != "" {
+		// The vision model has a circuit of its own and drives no level:
+		// screenshots fall to OCR while it is down.
+		out = append(out, chatProbe(v.Endpoint, level.None, v.FirstTokenMS, hc))
 	}
 	if templates.Check != nil {
 		out = append(out, templates)
@@ -96,6 +102,9 @@ func checkSharedNames(engine tiers.Config, gw gateway.Config) error {
 		byName[e.Name] = e.BaseURL
 	}
 	backends := engine.WithDefaults().L1.Vendors
+	if v := engine.WithDefaults().L1.Vision; v.BaseURL != "" {
+		backends = append(backends, v.Endpoint)
+	}
 	if engine.L2.BaseURL != "" {
 		backends = append(backends, engine.WithDefaults().L2.Endpoint())
 	}
@@ -105,4 +114,13 @@ func checkSharedNames(engine tiers.Config, gw gateway.Config) error {
 		}
 	}
 	return nil
+}
+
+// ocrProbe checks OCR (a backend of no level: screenshots need the vision
+// model while it is down); none when OCR is disabled.
+func ocrProbe(c config, pool *ocr.Pool) []health.Probe {
+	if c.OCR.Disabled {
+		return nil
+	}
+	return []health.Probe{{Name: ocr.Backend, Level: level.None, Check: pool.Probe, Timeout: ocr.ProbeTimeout}}
 }

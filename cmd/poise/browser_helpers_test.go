@@ -42,7 +42,7 @@ type browserEnv struct {
 
 // newBrowserEnv builds poise and starts Chromium; both end with the test.
 // Under CI=true a missing Chromium fails the test; elsewhere it skips.
-func newBrowserEnv(t *testing.T, wav string) *browserEnv {
+func newBrowserEnv(t *testing.T, wav string, extra ...chromedp.ExecAllocatorOption) *browserEnv {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -81,6 +81,7 @@ func newBrowserEnv(t *testing.T, wav string) *browserEnv {
 	if wav != "" {
 		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav))
 	}
+	opts = append(opts, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(func() {

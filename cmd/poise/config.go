@@ -16,6 +16,7 @@ import (
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
 	"github.com/poise-dev/poise/tiers/gateway"
+	"github.com/poise-dev/poise/tiers/ocr"
 	"github.com/poise-dev/poise/tiers/recall"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"go.yaml.in/yaml/v3"
@@ -40,6 +41,7 @@ type config struct {
 	Engine             tiers.Config  `yaml:",inline"`              // sla_ms, health, l1, l2
 	L3                 recall.Config `yaml:"l3"`                   // threshold 0.78
 	ASR                asr.Config    `yaml:"asr"`
+	OCR                ocr.Config    `yaml:"ocr"` // screenshot questions' Tier O: tesseract on PATH
 
 	// Gateway configures /v1/chat/completions: chains, keys, retry policy
 	// (gateway.Config); without chains /v1 answers 404.
@@ -134,6 +136,7 @@ func (c config) validate(lines keyLines) error {
 	add(c.Gateway.Validate())
 	add(c.gatewayBuilds())
 	add(c.ASR.Validate())
+	add(c.OCR.Validate())
 	if c.RedisURL != "" {
 		_, err := redisOptions(c.RedisURL) // redis.go
 		add(err)

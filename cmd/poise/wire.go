@@ -15,6 +15,7 @@ import (
 	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/ocr"
 	"github.com/poise-dev/poise/tiers/recall"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,13 +86,23 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	requests := upstream.NewMetrics(reg)
 	hc := upstream.NewHTTPClient()
 	a.stop = append(a.stop, hc.CloseIdleConnections)
-	a.health = health.New(healthConfig(cfg.Engine), healthProbes(cfg, probe, hc), log, health.NewMetrics(reg), healthOpts...)
-	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tiers.NewMetrics(reg, requests))
+	reader := ocr.New(cfg.OCR, log, ocr.NewMetrics(reg))
+	a.stop = append(a.stop, reader.Close)
+	probes := append(healthProbes(cfg, probe, hc), ocrProbe(cfg, reader)...)
+	a.health = health.New(healthConfig(cfg.Engine), probes, log, health.NewMetrics(reg), healthOpts...)
+	var engineOpts []tiers.Option
+	if !cfg.OCR.Disabled {
+		engineOpts = append(engineOpts, tiers.WithReader(reader))
+	}
+	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tiers.NewMetrics(reg, requests), engineOpts...)
 	if a.gw, err = gateway.New(cfg.Gateway, gateway.HealthCircuits(a.health), log, gateway.NewMetrics(reg, requests)); err != nil {
 		a.close()
 		return nil, err
 	}
 	a.stop = append(a.stop, a.gw.Close)
+	if !cfg.OCR.Disabled {
+		a.gw.UseOCR(reader) // chains' ocr_fallback entries
+	}
 	a.wg.Go(func() { a.health.Run(ctx) })
 
 	pool := asr.NewPool(cfg.ASR, log, asr.NewMetrics(reg))

@@ -77,6 +77,9 @@ func (c *gatewayCall) run(ctx context.Context, targets []target) {
 		if !c.usable(t, true) {
 			continue
 		}
+		if !c.ocrBeforeTarget(ctx, t) {
+			continue
+		}
 		delete(unused, t.circuit) // from here on, account reports it
 		if c.tryTarget(ctx, t, !c.healthyAfter(ordered[i+1:], allowed)) {
 			return

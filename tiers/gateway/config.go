@@ -112,6 +112,11 @@ type Endpoint struct {
 	Retries *int `yaml:"retries"`
 	// MaxAttempts is the older spelling of retries + 1.
 	MaxAttempts int `yaml:"max_attempts"`
+	// OCRFallback lets this entry answer a request with images when the
+	// entries before it failed: the images reach it as their OCR text
+	// (response header X-Poise-Ocr-Fallback). Default false: a request
+	// with images reaches it as it is.
+	OCRFallback bool `yaml:"ocr_fallback"`
 	// attempts is the resolved retries + 1: requests to this endpoint per
 	// client request.
 	attempts int

@@ -47,6 +47,7 @@ type Handler struct {
 	m        *Metrics
 	cool     *cooldowns
 	inflight *semaphore.Weighted // request body bytes held, of max_inflight_mb
+	ocr      Reader              // nil: ocr_fallback entries are skipped for requests with images (ocr.go)
 
 	// sleep waits d (a Retry-After or a backoff) and reports false when ctx
 	// ended the wait. Tests replace it to see the waits.

@@ -24,6 +24,9 @@ export class Capture {
     this.sink = sink;
     this.stopped = false;
     this.onEnded = null;
+    // video is the shared tab's video track (tab capture only), kept so
+    // that "Capture question" can grab its current frame (shot.js).
+    this.video = stream.getVideoTracks()[0] || null;
   }
 
   stop() {
@@ -82,12 +85,11 @@ export async function startCapture(source, onFrame) {
 async function openTab(md) {
   if (!md.getDisplayMedia) throw new AudioError('unsupported');
   // Chromium shares tab audio only alongside video; the video track is
-  // stopped at once, which leaves the audio running.
+  // kept, at a low frame rate, for "Capture question".
   const stream = await md.getDisplayMedia({
-    video: true,
+    video: { frameRate: { max: 2 } },
     audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
   });
-  for (const tr of stream.getVideoTracks()) tr.stop();
   if (stream.getAudioTracks().length === 0) {
     for (const tr of stream.getTracks()) tr.stop();
     throw new AudioError('no-tab-audio');

@@ -16,6 +16,7 @@ import { startCapture } from './audio.js';
 import { applyStatic, chipFor, pickLang, t } from './i18n.js';
 import { View, unmarked } from './view.js';
 import { Record, download } from './record.js';
+import { Cropper, captureOnce, encode, fileToCanvas, grabFrame, imageParts } from './shot.js';
 
 const PROFILE_KEY = 'poise.profile.v1'; // localStorage: the candidate's profile
 const SESSION_KEY = 'poise.session.v1'; // sessionStorage: {id, token} to resume after a reload
@@ -54,6 +55,7 @@ const state = {
   record: new Record(), // what this page received, for the download
   pendingFiles: {}, // kind (resume | job) → a File chosen before the session started
   lastHeard: '', // the last final caption not the candidate's
+  cropper: null, // the screenshot dialog (shot.js)
   seq: 0, // client question counter
   lastFinalCaption: '',
   slaTimers: new Map(), // turn key → timer
@@ -400,7 +402,7 @@ function onMessage(m) {
       if (!v.has(keyFor(m.id))) showCaptions(false); // a new answer: back to it on a narrow screen
       const turn = v.turn(keyFor(m.id), m.question);
       settle(turn);
-      turn.answer = { level: m.level, source: m.source || '', note: m.note || '', text: '', reason: '' };
+      turn.answer = { level: m.level, source: m.source || '', note: m.note || '', via: m.via || '', text: '', reason: '' };
       turn.style = m.style || '';
       v.update(turn);
       state.record.answerStart(m);
@@ -420,6 +422,14 @@ function onMessage(m) {
         v.update(turn);
       }
       state.record.answerEnd(m);
+      break;
+    }
+    case 'screenshot_text': {
+      const turn = v.has(keyFor(m.id)) ? v.turn(keyFor(m.id)) : null;
+      if (turn) {
+        turn.read = m.text;
+        v.update(turn);
+      }
       break;
     }
     case 'coach': {
@@ -469,6 +479,89 @@ function ask(text) {
     coachLocally(turn);
   }
   syncDebug();
+}
+
+// --- screenshot questions ------------------------------------------------------
+
+// captureQuestion takes the current frame of the shared tab (or asks for
+// a screen to share, for one frame) and opens the cropper.
+async function captureQuestion() {
+  try {
+    const track = state.captures.tab?.video;
+    const canvas = track && track.readyState === 'live' ? await grabFrame(track) : await captureOnce();
+    state.cropper.open(canvas);
+  } catch {
+    setStatus('shotFailed');
+  }
+}
+
+async function openImageFile(file) {
+  if (!file || !file.type.startsWith('image/')) return false;
+  try {
+    state.cropper.open(await fileToCanvas(file));
+  } catch {
+    setStatus('shotFailed');
+  }
+  return true;
+}
+
+function onPaste(ev) {
+  if (body.dataset.view !== 'live') return;
+  const item = [...(ev.clipboardData?.items || [])].find((it) => it.kind === 'file' && it.type.startsWith('image/'));
+  if (!item) return; // text pastes into the question box as usual
+  ev.preventDefault();
+  openImageFile(item.getAsFile());
+}
+
+function onDrop(ev) {
+  const file = [...(ev.dataTransfer?.files || [])].find((f) => f.type.startsWith('image/'));
+  if (!file || body.dataset.view !== 'live') return;
+  ev.preventDefault();
+  openImageFile(file);
+}
+
+// sendShot encodes the (cropped) screenshot within the protocol's caps
+// and sends it as one question.
+async function sendShot(canvas, box) {
+  let img;
+  try {
+    img = await encode(canvas, box);
+  } catch {
+    setStatus('shotFailed');
+    return;
+  }
+  const id = `c-${Date.now().toString(36)}-${++state.seq}`;
+  showCaptions(false);
+  const turn = state.view.turn(id, strings().screenshotQuestion);
+  turn.shot = true;
+  body.dataset.shotBytes = String(img.bytes.length);
+  body.dataset.shotFormat = img.format;
+  if (state.localCoach || !state.conn) {
+    coachLocally(turn);
+    return;
+  }
+  for (const part of imageParts(id, img.format, img.bytes)) {
+    if (!state.conn.send(part)) {
+      coachLocally(turn);
+      return;
+    }
+  }
+  turn.pending = true;
+  state.slaTimers.set(
+    id,
+    setTimeout(() => {
+      state.slaTimers.delete(id);
+      if (turn.pending && !turn.answer && !turn.coach) coachLocally(turn);
+    }, CLIENT_SLA_MS),
+  );
+  syncDebug();
+}
+
+function onAskRead(ev) {
+  const b = ev.target.closest('.ask-read');
+  if (!b) return;
+  const ta = b.parentElement.querySelector('.read-text');
+  if (ta && ta.value.trim()) ask(ta.value);
 }
 
 // offerUnsent offers, after a welcome, every question typed while the
@@ -771,6 +864,14 @@ function main() {
   $('auto-answer').addEventListener('change', onAutoAnswer);
   $('btn-captions').addEventListener('click', () => showCaptions(body.dataset.captions !== 'open'));
   $('live').addEventListener('click', onAskAgain);
+  $('live').addEventListener('click', onAskRead);
+  state.cropper = new Cropper(document, sendShot);
+  $('btn-shot').addEventListener('click', captureQuestion);
+  document.addEventListener('paste', onPaste);
+  document.addEventListener('dragover', (ev) => {
+    if (body.dataset.view === 'live' && [...(ev.dataTransfer?.items || [])].some((it) => it.kind === 'file')) ev.preventDefault();
+  });
+  document.addEventListener('drop', onDrop);
   $('profile-form').addEventListener('submit', onProfileSubmit);
   $('profile-form').addEventListener('change', (ev) => {
     if (ev.target.name === 'lang') setLang(pickLang(ev.target.value));

@@ -94,6 +94,7 @@ export class View {
     if (turn.question) art.append(h('p', 'question', turn.question));
     art.dataset.style = turn.style || '';
     if (turn.style && s.styleTags?.[turn.style]) art.append(h('p', 'style-tag', s.styleTags[turn.style]));
+    if (turn.read) art.append(readCard(turn, s));
     if (turn.answer) art.append(this.answerCard(turn, s));
     if (turn.coach) art.append(this.coachCard(turn, s, !!turn.answer));
     if (!turn.answer && !turn.coach) art.append(thinking());
@@ -113,6 +114,7 @@ export class View {
     const meta = h('p', 'meta');
     meta.append(h('span', 'level-tag', a.level || ''));
     if (a.source) meta.append(h('span', 'source', `${s.source}: ${a.source}`));
+    if (a.via) meta.append(h('span', 'via', a.via === 'vision' ? s.viaVision : s.viaOCR));
     card.append(meta);
     return card;
   }
@@ -319,6 +321,24 @@ function askAgain(turn, s) {
   b.dataset.key = turn.key;
   b.title = s.askAgainHint;
   return b;
+}
+
+// readCard shows the text OCR read from a screenshot question, editable,
+// with a button to ask it again as corrected; copilot.js handles the click.
+function readCard(turn, s) {
+  const box = h('section', 'read');
+  box.append(h('p', 'read-label', s.readFromShot));
+  const ta = h('textarea', 'read-text');
+  ta.value = turn.read;
+  ta.rows = Math.min(8, turn.read.split('\n').length + 1);
+  ta.maxLength = 2000;
+  ta.setAttribute('aria-label', s.readFromShot);
+  ta.dataset.key = turn.key;
+  const b = h('button', 'quiet ask-read', s.askRead);
+  b.type = 'button';
+  b.dataset.key = turn.key;
+  box.append(ta, b);
+  return box;
 }
 
 function thinking() {

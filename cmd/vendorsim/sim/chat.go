@@ -195,9 +195,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if apiErr == nil {
 		apiErr, status = validateChat(&req, model)
 	}
+	if apiErr == nil {
+		apiErr, status = validateImages(&req)
+	}
 	c := s.begin(model, apiErr == nil && req.Stream)
 	o := outcomeFailed // also when abortConn unwinds the handler
 	defer func() { c.end(o) }()
+	if apiErr == nil {
+		s.noteImages(model, &req)
+	}
 	if apiErr != nil {
 		writeAPIError(w, status, *apiErr)
 		return

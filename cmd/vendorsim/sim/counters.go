@@ -16,6 +16,7 @@ type Counters struct {
 	Streams   int64 `json:"streams"`   // requests that asked for an SSE stream
 	Probes    int64 `json:"probes"`    // GET /health and /v1/models; counted under ?model=, else under ""
 	InFlight  int64 `json:"in_flight"` // requests not yet ended
+	Images    int64 `json:"images"`    // image_url parts in chat requests that were accepted
 }
 
 func (c *Counters) add(o Counters) {
@@ -26,6 +27,7 @@ func (c *Counters) add(o Counters) {
 	c.Streams += o.Streams
 	c.Probes += o.Probes
 	c.InFlight += o.InFlight
+	c.Images += o.Images
 }
 
 // overflowModel collects the counts of models beyond maxTrackedModels.

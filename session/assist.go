@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -93,12 +94,18 @@ func (s *Session) onFilePart(ctx context.Context, f additions) {
 		s.sendError(refuse(codeBadField, "profile_file: part %d out of order; send the file again from part 0", f.Part))
 		return
 	}
-	if len(u.data)+len(f.Data) > maxFileBytes {
+	data, err := base64.StdEncoding.DecodeString(f.Data)
+	if err != nil {
+		s.assist.upload = nil
+		s.sendError(refuse(codeBadField, "profile_file: part %d is not base64", f.Part))
+		return
+	}
+	if len(u.data)+len(data) > maxFileBytes {
 		s.assist.upload = nil
 		s.sendError(refuse(codeTooLarge, "profile_file: %s is over %d bytes", clipTo(u.name, 64), maxFileBytes))
 		return
 	}
-	u.data = append(u.data, f.Data...)
+	u.data = append(u.data, data...)
 	u.next++
 	if !f.Last {
 		return

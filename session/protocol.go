@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -60,12 +61,10 @@ type inbound struct {
 	SampleRate int             `json:"sample_rate"`
 	Encoding   string          `json:"encoding"`
 	Source     string          `json:"source"`
-	additions
-	Format string       `json:"format"` // image
-	Part   int          `json:"part"`   // image
-	Parts  int          `json:"parts"`  // image
-	Data   string       `json:"data"`   // image: base64 of this part
-	image  *tiers.Image // a complete image, assembled by the reader
+	additions                  // also part and data of an image
+	Format     string          `json:"format"` // image
+	Parts      int             `json:"parts"`  // image
+	image      *tiers.Image    // a complete image, assembled by the reader
 }
 
 type resumeRequest struct {
@@ -424,9 +423,9 @@ type additions struct {
 	Kind string `json:"kind"` // profile_file: resume | job
 	Name string `json:"name"` // profile_file: the file's name; its extension picks the format
 	Size int    `json:"size"` // profile_file: the whole file's size in bytes (part 0; optional)
-	Part int    `json:"part"` // profile_file: 0, 1, … in order
+	Part int    `json:"part"` // profile_file, image: 0, 1, … in order
 	Last bool   `json:"last"` // profile_file: the final part
-	Data []byte `json:"data"` // profile_file: this part's bytes, base64 on the wire
+	Data string `json:"data"` // profile_file, image: this part's bytes in base64
 }
 
 // speakerFields are what a caption adds: which stream heard it and who
@@ -470,7 +469,7 @@ func validateProfileFile(m *inbound) *protocolError {
 	if m.Part < 0 {
 		return refuse(codeBadField, "profile_file: part must be 0 or more")
 	}
-	if len(m.Data) > maxFileBytes || m.Size > maxFileBytes {
+	if base64.StdEncoding.DecodedLen(len(m.Data)) > maxFileBytes || m.Size > maxFileBytes {
 		return refuse(codeTooLarge, "profile_file: the file is over %d bytes (1 MiB)", maxFileBytes)
 	}
 	return checkText("profile_file: name", m.Name)

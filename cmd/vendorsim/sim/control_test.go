@@ -51,7 +51,7 @@ func TestControlAPIRoundTrip(t *testing.T) {
 
 	h.waitCounters(t, "gpt-4o-mini", settled)
 	_, got = call("GET", "/_sim/counters?model=gpt-4o-mini", "")
-	if got != `{"requests":1,"completed":0,"cancelled":0,"failed":1,"streams":0,"probes":0,"in_flight":0}` {
+	if got != `{"requests":1,"completed":0,"cancelled":0,"failed":1,"streams":0,"probes":0,"in_flight":0,"images":0}` {
 		t.Errorf("counters = %s", got)
 	}
 	_, got = call("GET", "/_sim/counters", "")

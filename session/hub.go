@@ -288,7 +288,7 @@ func (h *Hub) authenticate(token string, local bool) (string, *protocolError) {
 		}
 		return "", nil
 	}
-	sub, err := VerifyToken(h.cfg.Secret, token, h.cfg.Now())
+	sub, err := VerifyToken(h.cfg.Secret, token, h.cfg.Now(), h.cfg.MaxTokenTTL)
 	if err != nil {
 		return "", refuse(codeUnauthorized, "%v", err)
 	}

@@ -137,8 +137,16 @@ func (h *Hub) serveConn(ctx context.Context, c *conn, local bool) {
 	if s == nil {
 		return
 	}
+	kctx, stopKeepAlive := context.WithCancel(context.WithoutCancel(ctx))
+	var pinger sync.WaitGroup
+	pinger.Go(func() { c.keepAlive(kctx, h.cfg.DeadPeerTimeout) })
+	defer pinger.Wait()
+	defer stopKeepAlive()
 	defer s.post(ctx, detached{c: c})
 	h.readLoop(ctx, c, s)
+	if c.lost.Load() {
+		s.log.Info().Dur("dead_peer_timeout", h.cfg.DeadPeerTimeout).Msg("client stopped answering pings; connection lost, resume window starts")
+	}
 }
 
 // handshake reads messages until a valid hello starts or resumes a session,

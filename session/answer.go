@@ -81,6 +81,10 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 		req.Retry, s.retryLevels = s.retryLevels, false
 	}
 	s.workers.Go(func() {
+		if !s.stillOwned(qctx) {
+			s.takeOver() // run ends before it handles anything else
+			return
+		}
 		s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{gen: gen, ev: ev})
 		})

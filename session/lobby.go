@@ -86,3 +86,13 @@ func (l *lobby) len() int {
 	defer l.mu.Unlock()
 	return l.all.Len()
 }
+
+// count is the number of connections from addr waiting for hello.
+func (l *lobby) count(addr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if mine := l.byAddr[addr]; mine != nil {
+		return mine.Len()
+	}
+	return 0
+}

@@ -3,6 +3,7 @@ package access
 import (
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -121,10 +122,29 @@ func (f *Failures) clock() time.Time {
 }
 
 // ClientAddr is the address a request is counted under (Failures, the
-// hub's pre-hello cap): the peer's IP, behind a proxy the proxy's.
+// hub's pre-hello cap): the peer's IP, or, when the peer is a proxy on
+// this host or a private network (loopback, 10/8, 172.16/12, 192.168/16,
+// fc00::/7) and names the client, the client it names (the last entry of
+// X-Forwarded-For, which the nearest proxy appended, else X-Real-Ip). So
+// the visitors behind one nginx are not all one address. A client on a
+// private network could name any address this way; the global bounds
+// still hold for it.
 func ClientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
+	peer := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		peer = host
 	}
-	return r.RemoteAddr
+	ip := net.ParseIP(peer)
+	if ip == nil || !(ip.IsLoopback() || ip.IsPrivate()) {
+		return peer
+	}
+	named := r.Header.Get("X-Real-Ip")
+	if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+		last := xff[len(xff)-1]
+		named = strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
+	}
+	if c := net.ParseIP(named); c != nil {
+		return c.String()
+	}
+	return peer
 }

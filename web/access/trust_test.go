@@ -91,3 +91,32 @@ func TestFailures(t *testing.T) {
 		t.Fatalf("reports = %v, want the second to count 4 failures from 2 addresses", reports)
 	}
 }
+
+func TestClientAddr(t *testing.T) {
+	tests := []struct {
+		name, remote, xff, realIP, want string
+	}{
+		{"direct", "203.0.113.7:5000", "", "", "203.0.113.7"},
+		{"public peer naming another", "203.0.113.7:5000", "198.51.100.1", "", "203.0.113.7"},
+		{"nginx on this host", "127.0.0.1:5000", "198.51.100.1", "", "198.51.100.1"},
+		{"nginx appends the last", "127.0.0.1:5000", "10.9.9.9, 198.51.100.1", "", "198.51.100.1"},
+		{"compose nginx", "172.18.0.3:5000", "", "198.51.100.2", "198.51.100.2"},
+		{"garbage named", "127.0.0.1:5000", "not-an-ip", "", "127.0.0.1"},
+		{"local, no proxy", "[::1]:5000", "", "", "::1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/ws", nil)
+			r.RemoteAddr = tc.remote
+			if tc.xff != "" {
+				r.Header.Set("X-Forwarded-For", tc.xff)
+			}
+			if tc.realIP != "" {
+				r.Header.Set("X-Real-Ip", tc.realIP)
+			}
+			if got := ClientAddr(r); got != tc.want {
+				t.Fatalf("ClientAddr = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

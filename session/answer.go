@@ -109,6 +109,10 @@ func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Leve
 		q.retry = req.Retry
 	}
 	s.workers.Go(func() {
+		if !s.stillOwned(qctx) {
+			s.takeOver() // run ends before it handles anything else
+			return
+		}
 		s.cfg.Answerer.Answer(qctx, req, func(ev tiers.Event) {
 			s.post(qctx, answerEvent{gen: gen, ev: ev})
 		})

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -86,9 +88,14 @@ func TestHelloNeedsValidToken(t *testing.T) {
 	expired, _ := IssueToken(testSecret, "cand-1", 2*time.Hour, authNow.Add(-3*time.Hour))
 	other, _ := IssueToken(testSecret, "cand-2", time.Hour, authNow)
 	_, otherMAC, _ := strings.Cut(strings.TrimPrefix(other, tokenPrefix), ".")
+	forever := signed(fmt.Sprintf(`{"sub":"cand-1","exp":%d}`, int64(1)<<62))
+	tooLong, _ := IssueToken(testSecret, "cand-1", DefaultMaxTTL+time.Minute, authNow)
 	cases := []struct {
 		name, token, want string
 	}{
+		{"exp 2^62", forever, ErrTokenTooLong.Error()},
+		{"lifetime over max_ttl", tooLong, ErrTokenTooLong.Error()},
+		{"non-canonical signature", respell(good), ErrTokenMalformed.Error()},
 		{"missing", "", ErrTokenMissing.Error()},
 		{"forged with another secret", forged, ErrTokenForged.Error()},
 		{"payload of one, signature of another", tokenPrefix + body + "." + otherMAC, ErrTokenForged.Error()},
@@ -261,8 +268,28 @@ func TestAnonymousOnlyFromThisHost(t *testing.T) {
 	}
 }
 
+// signed is a token of payload signed with testSecret, whatever it holds.
+func signed(payload string) string {
+	return signedBody(tokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(payload)))
+}
+
+// signedBody is body with a valid signature, however body is spelled.
+func signedBody(body string) string {
+	return body + "." + base64.RawURLEncoding.EncodeToString(sign(testSecret, body))
+}
+
+// respell changes the unused low bits of tok's last character: a lenient
+// base64 decoder reads the same signature, a strict one refuses it.
+func respell(tok string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, tok[len(tok)-1])
+	return tok[:len(tok)-1] + string(alphabet[i^1])
+}
+
 func TestVerifyToken(t *testing.T) {
 	tok := mint(t, "cand-1")
+	body := tok[:strings.LastIndexByte(tok, '.')]
+	day, _ := IssueToken(testSecret, "cand-1", DefaultMaxTTL, authNow)
 	cases := []struct {
 		name   string
 		secret string
@@ -278,10 +305,17 @@ func TestVerifyToken(t *testing.T) {
 		{"empty", testSecret, "", authNow, ErrTokenMissing},
 		{"prefix only", testSecret, "v1.", authNow, ErrTokenMalformed},
 		{"truncated signature", testSecret, tok[:len(tok)-2], authNow, ErrTokenMalformed},
+		{"exactly max ttl", testSecret, day, authNow, nil},
+		{"a second over max ttl", testSecret, day, authNow.Add(-time.Second), ErrTokenTooLong},
+		{"exp 2^62", testSecret, signed(fmt.Sprintf(`{"sub":"cand-1","exp":%d}`, int64(1)<<62)), authNow, ErrTokenTooLong},
+		{"non-canonical signature", testSecret, respell(tok), authNow, ErrTokenMalformed},
+		{"newline in signature", testSecret, tok[:len(tok)-4] + "\n" + tok[len(tok)-4:], authNow, ErrTokenMalformed},
+		{"padded signature", testSecret, tok + "=", authNow, ErrTokenMalformed},
+		{"newline in signed payload", testSecret, signedBody(body[:6] + "\r\n" + body[6:]), authNow, ErrTokenMalformed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sub, err := VerifyToken(tc.secret, tc.token, tc.at)
+			sub, err := VerifyToken(tc.secret, tc.token, tc.at, 0)
 			if err != tc.want || (err == nil && sub != "cand-1") {
 				t.Fatalf("VerifyToken = %q, %v; want cand-1, %v", sub, err, tc.want)
 			}

@@ -16,25 +16,27 @@ import (
 // the connection. Sizes are in bytes of UTF-8: the browser's maxlength
 // counts characters, and a CJK character takes 3 bytes.
 const (
-	readLimit        = 256 << 10                     // any frame; a larger one closes the connection with 1009
-	maxAudioFrame    = 64 << 10                      // one binary frame; larger ones get bad_audio
-	maxTextMessage   = 64 << 10                      // one text frame, before it is decoded
-	maxQuestionBytes = 6 << 10                       // question text: the page's 2,000 characters of CJK
-	maxIDBytes       = 64                            // question id, resume.session_id: [A-Za-z0-9._:-]
-	maxTokenBytes    = 2 << 10                       // hello.token (the session token), printable ASCII
-	maxResumeToken   = 128                           // resume.token, [A-Za-z0-9._:-]
-	maxRoleBytes     = 1 << 10                       // profile.role: the page's 200 characters of CJK, with room
-	maxResumeBytes   = 24 << 10                      // profile.resume: the page's 8,000 characters of CJK
-	maxProfileBytes  = maxRoleBytes + maxResumeBytes // profile.role and profile.resume together
-	maxPingBytes     = 128                           // ping.t as raw JSON (the page sends Date.now())
-	audioSampleRate  = 16000
-	audioEncoding    = "pcm_s16le"
-	defaultSendQueue = 1024                   // unwritten messages per connection before it counts as too slow
-	defaultReplay    = 4096                   // messages kept per session for resume
-	defaultInbox     = 64                     // messages queued to a session's run goroutine
-	handshakeTimeout = 10 * time.Second       // to receive a valid hello
-	writeTimeout     = 5 * time.Second        // per message
-	maxDelivery      = 100 * time.Millisecond // kept out of sla_ms for the coach card to reach the client
+	readLimit              = 256 << 10                     // any frame; a larger one closes the connection with 1009
+	maxAudioFrame          = 64 << 10                      // one binary frame; larger ones get bad_audio
+	maxTextMessage         = 64 << 10                      // one text frame, before it is decoded
+	maxQuestionBytes       = 6 << 10                       // question text: the page's 2,000 characters of CJK
+	maxIDBytes             = 64                            // question id, resume.session_id: [A-Za-z0-9._:-]
+	maxTokenBytes          = 2 << 10                       // hello.token (the session token), printable ASCII
+	maxResumeToken         = 128                           // resume.token, [A-Za-z0-9._:-]
+	maxRoleBytes           = 1 << 10                       // profile.role: the page's 200 characters of CJK, with room
+	maxResumeBytes         = 24 << 10                      // profile.resume: the page's 8,000 characters of CJK
+	maxProfileBytes        = maxRoleBytes + maxResumeBytes // profile.role and profile.resume together
+	maxPingBytes           = 128                           // ping.t as raw JSON (the page sends Date.now())
+	audioSampleRate        = 16000
+	audioEncoding          = "pcm_s16le"
+	defaultSendQueue       = 1024                   // unwritten messages per connection before it counts as too slow
+	defaultReplay          = 4096                   // messages kept per session for resume
+	defaultInbox           = 64                     // messages queued to a session's run goroutine
+	handshakeTimeout       = 10 * time.Second       // to receive a valid hello
+	defaultPreHelloMax     = 1024                   // connections waiting for hello, all addresses
+	defaultPreHelloPerAddr = 32                     // the same, per client address
+	writeTimeout           = 5 * time.Second        // per message
+	maxDelivery            = 100 * time.Millisecond // kept out of sla_ms for the coach card to reach the client
 )
 
 // Config tunes the Hub and its sessions. The zero value of every field means
@@ -51,6 +53,16 @@ type Config struct {
 	// ResumeWindow is how long a session without a connection waits for a
 	// resume before it ends. Default 120s.
 	ResumeWindow time.Duration
+	// DeadPeerTimeout is how long a connection may go without answering
+	// the server's pings (every third of it) before it counts as lost:
+	// the resume window starts as if the client had closed it. Default 45s.
+	DeadPeerTimeout time.Duration
+	// PreHelloMax bounds the connections that have not said hello yet; a
+	// further one sheds the oldest. Default 1024.
+	PreHelloMax int
+	// PreHelloPerAddr bounds them per client address, shedding that
+	// address's oldest. Default 32.
+	PreHelloPerAddr int
 	// SendQueue is how many unwritten messages a connection may have (or
 	// 1 MiB); a client whose backlog reaches it is closed with 1008 and
 	// resumes. Default 1024.
@@ -66,6 +78,9 @@ type Config struct {
 	// Secret is the HMAC key of session tokens; empty means anonymous
 	// sessions, accepted from loopback clients only.
 	Secret string
+	// MaxTokenTTL bounds a token's exp: one that expires later than this
+	// after the hello is refused (unauthorized). Default DefaultMaxTTL (24h).
+	MaxTokenTTL time.Duration
 	// AnonymousAnywhere accepts anonymous sessions (no Secret) from any
 	// address, not only loopback; serve sets it for -insecure. Default false.
 	AnonymousAnywhere bool
@@ -105,6 +120,14 @@ func (c Config) withDefaults() Config {
 	def(&c.SLA, 1500*time.Millisecond)
 	def(&c.HeartbeatTimeout, 60*time.Second)
 	def(&c.ResumeWindow, 120*time.Second)
+	def(&c.MaxTokenTTL, DefaultMaxTTL)
+	def(&c.DeadPeerTimeout, 45*time.Second)
+	if c.PreHelloMax <= 0 {
+		c.PreHelloMax = defaultPreHelloMax
+	}
+	if c.PreHelloPerAddr <= 0 {
+		c.PreHelloPerAddr = defaultPreHelloPerAddr
+	}
 	if c.SendQueue <= 0 {
 		c.SendQueue = defaultSendQueue
 	}

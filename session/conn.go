@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -36,7 +37,8 @@ type conn struct {
 	bytes   int      // guarded by mu
 	code    websocket.StatusCode
 	reason  string
-	tooSlow bool // guarded by mu
+	tooSlow bool        // guarded by mu
+	lost    atomic.Bool // keepAlive found the peer dead
 }
 
 func newConn(ws *websocket.Conn, limit int) *conn {

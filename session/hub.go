@@ -33,6 +33,7 @@ type Hub struct {
 	sessions map[string]*Session
 	conns    map[*conn]struct{}
 	limiter  *quota.Limiter
+	lobby    *lobby   // connections that have not said hello
 	origins  []string // AllowedOrigins with the bare host of each "host:*"
 }
 
@@ -41,7 +42,8 @@ func NewHub(cfg Config) *Hub {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{cfg: cfg, ctx: ctx, cancel: cancel, sessions: make(map[string]*Session),
-		conns: make(map[*conn]struct{}), limiter: quota.NewLimiter(cfg.Limits, cfg.Counters, cfg.Now, cfg.Log), origins: originPatterns(cfg.AllowedOrigins)}
+		conns: make(map[*conn]struct{}), limiter: quota.NewLimiter(cfg.Limits, cfg.Counters, cfg.Now, cfg.Log), origins: originPatterns(cfg.AllowedOrigins),
+		lobby: newLobby(cfg.PreHelloMax, cfg.PreHelloPerAddr)}
 	h.rec = newRecorder(cfg.Store, cfg.Metrics, cfg.Log)
 	h.wg.Go(func() { h.rec.run(ctx) })
 	h.startRemote(ctx)
@@ -102,11 +104,13 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.untrack(c)
+	leave := h.lobby.enter(c, access.ClientAddr(r))
+	defer leave()
 	// The handler goroutine reads; the writer runs beside it. Each ends
 	// the other: the reader by close, the writer by closing the socket.
 	var writer sync.WaitGroup
 	writer.Go(func() { c.writeLoop(h.ctx) })
-	h.serveConn(h.ctx, c, access.Local(r))
+	h.serveConn(h.ctx, c, access.Local(r), leave)
 	c.close(websocket.StatusNormalClosure, "")
 	writer.Wait()
 }
@@ -131,14 +135,24 @@ func (h *Hub) untrack(c *conn) {
 
 // serveConn runs the handshake, then forwards the client's messages to its
 // session until the connection ends.
-// local tells whether the client is on this host (anonymous sessions).
-func (h *Hub) serveConn(ctx context.Context, c *conn, local bool) {
+// local tells whether the client is on this host (anonymous sessions);
+// helloSaid takes the connection out of the pre-hello lobby.
+func (h *Hub) serveConn(ctx context.Context, c *conn, local bool, helloSaid func()) {
 	s := h.handshake(ctx, c, local)
 	if s == nil {
 		return
 	}
+	helloSaid()
+	kctx, stopKeepAlive := context.WithCancel(context.WithoutCancel(ctx))
+	var pinger sync.WaitGroup
+	pinger.Go(func() { c.keepAlive(kctx, h.cfg.DeadPeerTimeout) })
+	defer pinger.Wait()
+	defer stopKeepAlive()
 	defer s.post(ctx, detached{c: c})
 	h.readLoop(ctx, c, s)
+	if c.lost.Load() {
+		s.log.Info().Dur("dead_peer_timeout", h.cfg.DeadPeerTimeout).Msg("client stopped answering pings; connection lost, resume window starts")
+	}
 }
 
 // handshake reads messages until a valid hello starts or resumes a session,
@@ -288,7 +302,7 @@ func (h *Hub) authenticate(token string, local bool) (string, *protocolError) {
 		}
 		return "", nil
 	}
-	sub, err := VerifyToken(h.cfg.Secret, token, h.cfg.Now())
+	sub, err := VerifyToken(h.cfg.Secret, token, h.cfg.Now(), h.cfg.MaxTokenTTL)
 	if err != nil {
 		return "", refuse(codeUnauthorized, "%v", err)
 	}

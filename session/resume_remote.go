@@ -27,10 +27,13 @@ import (
 //
 // Ownership: the store fences each session by a per-process owner id. The
 // resuming node becomes the owner; the old node's copy, if it is alive,
-// learns it from its next write (each message, or the writer's periodic
-// header refresh) and ends without touching the shared state. A resume
-// that lands on a node whose local copy is no longer the owner asks the
-// store first and takes the session back the same way.
+// ends without touching the shared state as soon as it learns: at once
+// when the store announces take-overs (TakeoverFeed; redisstore does, by
+// pub/sub), and in any case from its next write (each message, or the
+// writer's periodic header refresh) and before it starts an answer
+// (stillOwned). A resume that lands on a node whose local copy is no
+// longer the owner asks the store first and takes the session back the
+// same way.
 
 // ResumeStore keeps what a session needs to resume on another node.
 type ResumeStore interface {
@@ -48,6 +51,17 @@ type ResumeStore interface {
 	// Owns reports whether this process still owns session id (true when
 	// the store knows nothing of it).
 	Owns(ctx context.Context, id string) (bool, error)
+}
+
+// TakeoverFeed is a ResumeStore that announces take-overs as they happen,
+// so that the node that lost a session stops serving it at once (a
+// split brain otherwise lasts until its next write).
+type TakeoverFeed interface {
+	// WatchTakeovers calls taken with the id of each session that another
+	// process takes over, until ctx is done; it blocks until then, and
+	// keeps listening across store outages (announcements made meanwhile
+	// are lost: the next write tells instead). taken must not block.
+	WatchTakeovers(ctx context.Context, taken func(id string))
 }
 
 // Errors of ResumeStore.TakeOverAs.
@@ -255,22 +269,35 @@ func (h *Hub) startRemote(ctx context.Context) {
 	}
 	h.remote = newResumeWriter(h.cfg.Resume, h.cfg, h.disown)
 	h.wg.Go(func() { h.remote.run(ctx) })
+	if feed, ok := h.cfg.Resume.(TakeoverFeed); ok {
+		h.wg.Go(func() { feed.WatchTakeovers(ctx, h.disown) })
+	}
 }
 
 // disown tells the local copy of session id, if any, that another node took
-// it over. It never blocks: a full inbox misses this notice and the next
-// write or refresh repeats it.
+// it over. It never blocks.
 func (h *Hub) disown(id string) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s == nil {
-		return
+	if s != nil {
+		s.takeOver()
 	}
-	select {
-	case s.inbox <- takenOver{}:
-	default:
+}
+
+// stillOwned reports whether this node still owns s, asking the store
+// (bounded by resumeOwnsTimeout; true without a ResumeStore or when the
+// store cannot tell in time). An answer goroutine asks before it spends
+// anything: a session that moved must not answer on its old connection.
+func (s *Session) stillOwned(ctx context.Context) bool {
+	w := s.hub.remote
+	if w == nil {
+		return true
 	}
+	octx, cancel := context.WithTimeout(ctx, resumeOwnsTimeout)
+	defer cancel()
+	owned, err := w.store.Owns(octx, s.id)
+	return err != nil || owned
 }
 
 // ownsLocal reports whether the local copy s may be resumed here: always

@@ -160,7 +160,7 @@ func TestResumeUnknownSession(t *testing.T) {
 
 func ExampleIssueToken() {
 	tok, _ := IssueToken("secret", "candidate-42", time.Hour, time.Unix(0, 0))
-	sub, err := VerifyToken("secret", tok, time.Unix(60, 0))
+	sub, err := VerifyToken("secret", tok, time.Unix(60, 0), 0)
 	fmt.Println(sub, err)
 	// Output: candidate-42 <nil>
 }

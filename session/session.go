@@ -25,6 +25,8 @@ type Session struct {
 	log         zerolog.Logger
 	inbox       chan any      // many senders (readers, answer goroutines); never closed; run ends with its ctx
 	done        chan struct{} // closed when run has returned and cleaned up
+	taken       chan struct{} // closed by takeOver: another node owns the session now
+	takenOnce   sync.Once
 
 	// Owned by run.
 	m             *machine
@@ -77,6 +79,7 @@ func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer b
 		log:        cfg.Log.With().Str("session", id).Logger(),
 		inbox:      make(chan any, defaultInbox),
 		done:       make(chan struct{}),
+		taken:      make(chan struct{}),
 		m:          newMachine(cfg.Health.Supported()),
 		profile:    p,
 		autoAnswer: autoAnswer,
@@ -97,6 +100,10 @@ func (s *Session) post(ctx context.Context, msg any) bool {
 		return false
 	}
 }
+
+// takeOver tells run that another node owns the session now; it never
+// blocks, and later calls do nothing.
+func (s *Session) takeOver() { s.takenOnce.Do(func() { close(s.taken) }) }
 
 // run owns the session until ctx is done or the resume window passes with
 // no connection. It recovers a panic so that only this session ends.
@@ -123,6 +130,12 @@ func (s *Session) run(ctx context.Context) {
 	defer resume.Stop()
 	connected := false
 	for {
+		select { // a take-over goes first: nothing more for the old connection
+		case <-s.taken:
+			s.onTakenOver()
+			return
+		default:
+		}
 		var sla <-chan time.Time
 		if s.q != nil && s.q.sla != nil {
 			sla = s.q.sla.C
@@ -138,6 +151,8 @@ func (s *Session) run(ctx context.Context) {
 			s.onHealth(ctx, sig)
 		case <-s.captions.changed:
 			s.onCaptionsChanged()
+		case <-s.taken:
+			s.onTakenOver()
 		case <-heartbeat.C:
 			s.onHeartbeatLost(ctx)
 		case <-sla:

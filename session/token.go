@@ -26,7 +26,17 @@ var (
 	ErrTokenMalformed = errors.New("malformed session token")
 	ErrTokenForged    = errors.New("session token signature does not match")
 	ErrTokenExpired   = errors.New("session token expired")
+	ErrTokenTooLong   = errors.New("session token lifetime is over the server's auth.max_ttl_ms")
 )
+
+// DefaultMaxTTL bounds how far in the future a token's exp may lie when
+// no other bound is given: a token minted for longer is refused, so that
+// a leaked one cannot be used for ever.
+const DefaultMaxTTL = 24 * time.Hour
+
+// b64 is the one accepted spelling of each token part: base64url without
+// padding, and with no stray bits in the last character (Strict).
+var b64 = base64.RawURLEncoding.Strict()
 
 type tokenPayload struct {
 	Sub string `json:"sub"`
@@ -42,14 +52,19 @@ func IssueToken(secret, subject string, ttl time.Duration, now time.Time) (strin
 		return "", errors.New("session: token: subject and a positive ttl are required")
 	}
 	p, _ := json.Marshal(tokenPayload{Sub: subject, Exp: now.Add(ttl).Unix()})
-	body := tokenPrefix + base64.RawURLEncoding.EncodeToString(p)
-	return body + "." + base64.RawURLEncoding.EncodeToString(sign(secret, body)), nil
+	body := tokenPrefix + b64.EncodeToString(p)
+	return body + "." + b64.EncodeToString(sign(secret, body)), nil
 }
 
-// VerifyToken checks a token's signature (in constant time) and expiry and
-// returns its subject. The error is one of ErrTokenMissing,
-// ErrTokenMalformed, ErrTokenForged or ErrTokenExpired.
-func VerifyToken(secret, token string, now time.Time) (string, error) {
+// VerifyToken checks a token's signature (in constant time), its expiry and
+// that its exp is at most maxTTL after now (DefaultMaxTTL when maxTTL <= 0),
+// and returns its subject. Each part must be spelled canonically: a token
+// has one accepted spelling. The error is one of ErrTokenMissing,
+// ErrTokenMalformed, ErrTokenForged, ErrTokenExpired or ErrTokenTooLong.
+func VerifyToken(secret, token string, now time.Time, maxTTL time.Duration) (string, error) {
+	if maxTTL <= 0 {
+		maxTTL = DefaultMaxTTL
+	}
 	if token == "" {
 		return "", ErrTokenMissing
 	}
@@ -57,14 +72,14 @@ func VerifyToken(secret, token string, now time.Time) (string, error) {
 	if secret == "" || i < len(tokenPrefix) || !strings.HasPrefix(token, tokenPrefix) {
 		return "", ErrTokenMalformed
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(token[i+1:])
+	mac, err := decodePart(token[i+1:])
 	if err != nil || len(mac) != sha256.Size {
 		return "", ErrTokenMalformed
 	}
 	if !hmac.Equal(mac, sign(secret, token[:i])) {
 		return "", ErrTokenForged
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token[len(tokenPrefix):i])
+	raw, err := decodePart(token[len(tokenPrefix):i])
 	var p tokenPayload
 	if err != nil || json.Unmarshal(raw, &p) != nil || p.Sub == "" {
 		return "", ErrTokenMalformed
@@ -72,7 +87,20 @@ func VerifyToken(secret, token string, now time.Time) (string, error) {
 	if now.Unix() >= p.Exp {
 		return "", ErrTokenExpired
 	}
+	if p.Exp-now.Unix() > int64(maxTTL/time.Second) { // no overflow: p.Exp > now
+		return "", ErrTokenTooLong
+	}
 	return p.Sub, nil
+}
+
+// decodePart decodes one base64url part, refusing every spelling but the
+// canonical one (Strict still skips CR and LF).
+func decodePart(s string) ([]byte, error) {
+	b, err := b64.DecodeString(s)
+	if err == nil && b64.EncodeToString(b) != s {
+		err = errors.New("session: token: non-canonical base64")
+	}
+	return b, err
 }
 
 func sign(secret, body string) []byte {

@@ -21,7 +21,7 @@ import (
 
 const (
 	testAuthSecret = "auth-secret-for-tests-0123456789"
-	testOpsToken   = "ops-token-for-tests-0123456789"
+	testOpsToken   = "ops-token-for-tests-0123456789abcdef"
 )
 
 // authConfigFile writes a config with auth.secret and ops.token taken from
@@ -272,8 +272,11 @@ func TestServeRefusesPublicAddressWithoutSecret(t *testing.T) {
 	})
 	t.Run("loopback without secret", func(t *testing.T) {
 		_, lines := startLogged(t, noEnv, "-addr", "127.0.0.1:0")
-		if !strings.Contains(lines[1], "only from this host") || !strings.Contains(lines[2], "ops.token is empty") {
-			t.Errorf("log lines %q do not say sessions and ops are for this host only", lines[1:])
+		for i, what := range []string{"auth.secret is empty", "ops.token is empty"} {
+			if !strings.Contains(lines[1+i], what) || !strings.Contains(lines[1+i], `"level":"warn"`) ||
+				!strings.Contains(lines[1+i], "one person's laptop") {
+				t.Errorf("log line %q does not warn that %s and what local trust is for", lines[1+i], what)
+			}
 		}
 	})
 	t.Run("public with secret", func(t *testing.T) {
@@ -303,6 +306,7 @@ func TestOpsGuardWithoutToken(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodGet, "/ops/api/sessions", nil)
+			req.Host = "127.0.0.1:8080"
 			req.RemoteAddr = tc.remote
 			if tc.forwardedFor != "" {
 				req.Header.Set("X-Forwarded-For", tc.forwardedFor)

@@ -27,19 +27,27 @@ import (
 type config struct {
 	Addr           string   `yaml:"addr"`            // default 127.0.0.1:8080
 	AllowedOrigins []string `yaml:"allowed_origins"` // default none (same origin only)
-	RedisURL       string   `yaml:"redis_url"`       // default "": in-memory store
-	Node           string   `yaml:"node"`            // default the host name: this node in the ops view
-	Auth           struct {
-		Secret string `yaml:"secret"` // default "": anonymous, loopback clients only
+	// AllowedHosts are extra Host names (path.Match patterns, no port) that
+	// requests served without a credential may carry besides loopback
+	// names and addresses (web/access.Trust). Default none.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	RedisURL     string   `yaml:"redis_url"` // default "": in-memory store
+	Node         string   `yaml:"node"`      // default the host name: this node in the ops view
+	Auth         struct {
+		Secret   string `yaml:"secret"`     // default "": anonymous, loopback clients only; else at least minSecretBytes
+		MaxTTLms int    `yaml:"max_ttl_ms"` // default 86400000 (24h): the longest token lifetime accepted
 	} `yaml:"auth"`
 	Ops struct {
 		Token string `yaml:"token"` // default "": ops pages from loopback only
 	} `yaml:"ops"`
-	Limits             quota.Limits  `yaml:"limits"`               // defaults in quota.DefaultLimits
-	HeartbeatTimeoutMS int           `yaml:"heartbeat_timeout_ms"` // default 60000
-	ResumeWindowMS     int           `yaml:"resume_window_ms"`     // default 120000
-	Engine             tiers.Config  `yaml:",inline"`              // sla_ms, health, l1, l2
-	L3                 recall.Config `yaml:"l3"`                   // threshold 0.78
+	Limits             quota.Limits  `yaml:"limits"`                // defaults in quota.DefaultLimits
+	HeartbeatTimeoutMS int           `yaml:"heartbeat_timeout_ms"`  // default 60000
+	ResumeWindowMS     int           `yaml:"resume_window_ms"`      // default 120000
+	DeadPeerTimeoutMS  int           `yaml:"dead_peer_timeout_ms"`  // default 45000: no pong this long, the connection is lost
+	PreHelloMax        int           `yaml:"pre_hello_max"`         // default 1024: sockets waiting for hello, oldest shed
+	PreHelloPerAddress int           `yaml:"pre_hello_per_address"` // default 32: the same, per client address
+	Engine             tiers.Config  `yaml:",inline"`               // sla_ms, health, l1, l2
+	L3                 recall.Config `yaml:"l3"`                    // threshold 0.78
 	ASR                asr.Config    `yaml:"asr"`
 	OCR                ocr.Config    `yaml:"ocr"` // screenshot questions' Tier O: tesseract on PATH
 
@@ -117,6 +125,14 @@ func (c config) validate(lines keyLines) error {
 	if c.ResumeWindowMS < 0 {
 		add(errors.New("resume_window_ms: must not be negative"))
 	}
+	if c.DeadPeerTimeoutMS < 0 || c.PreHelloMax < 0 || c.PreHelloPerAddress < 0 || c.Auth.MaxTTLms < 0 {
+		add(errors.New("dead_peer_timeout_ms, pre_hello_max, pre_hello_per_address, auth.max_ttl_ms: must not be negative"))
+	}
+	for i, p := range c.AllowedHosts {
+		if _, err := path.Match(p, ""); err != nil {
+			add(fmt.Errorf("allowed_hosts[%d]: %q: %w", i, p, err))
+		}
+	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		add(fmt.Errorf("addr: %w", err))
 	}
@@ -161,5 +177,9 @@ func (c config) sessionConfig() session.Config {
 		ResumeWindow:     time.Duration(c.ResumeWindowMS) * time.Millisecond,
 		Limits:           c.Limits,
 		Secret:           c.Auth.Secret,
+		MaxTokenTTL:      time.Duration(c.Auth.MaxTTLms) * time.Millisecond,
+		DeadPeerTimeout:  time.Duration(c.DeadPeerTimeoutMS) * time.Millisecond,
+		PreHelloMax:      c.PreHelloMax,
+		PreHelloPerAddr:  c.PreHelloPerAddress,
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
@@ -66,5 +67,29 @@ func TestDefaultConfigUsesOpenAIKey(t *testing.T) {
 	})
 	if len(c.Engine.L1.Vendors) != 1 || c.Engine.L1.Vendors[0].Name != "openai" {
 		t.Fatalf("vendors = %+v", c.Engine.L1.Vendors)
+	}
+}
+
+// TestConfigSecurityKeys: the keys of docs/security.md reach the session
+// config, and their defaults apply when left out.
+func TestConfigSecurityKeys(t *testing.T) {
+	c, err := parseConfig([]byte("allowed_hosts: [poise.lan]\nauth:\n  max_ttl_ms: 3600000\ndead_peer_timeout_ms: 300\npre_hello_max: 10\npre_hello_per_address: 2\n"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := c.sessionConfig()
+	if sc.MaxTokenTTL != time.Hour || sc.DeadPeerTimeout != 300*time.Millisecond || sc.PreHelloMax != 10 || sc.PreHelloPerAddr != 2 ||
+		len(c.AllowedHosts) != 1 || maxTokenTTL(c) != time.Hour {
+		t.Fatalf("session config %+v, allowed_hosts %v", sc, c.AllowedHosts)
+	}
+	d, err := parseConfig(nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxTokenTTL(d) != 24*time.Hour {
+		t.Fatalf("default max ttl %v, want 24h", maxTokenTTL(d))
+	}
+	if _, err := parseConfig([]byte("dead_peer_timeout_ms: -1\n"), noEnv); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("negative dead_peer_timeout_ms: %v", err)
 	}
 }

@@ -43,31 +43,70 @@ const (
 	opsAllowed   opsAccess = iota
 	opsNeedToken           // ops.token is set and the request has no valid credential
 	opsNotLocal            // no ops.token and the client is not on this host
+	opsUntrusted           // no ops.token, and a foreign Host or a cross-site write (access.Trust)
+	opsThrottled           // too many wrong tokens from this address lately (access.Failures)
 )
 
-// opsAuth checks operator credentials. The zero now means time.Now.
+// opsAuth checks operator credentials. The zero now means time.Now; a nil
+// failures does not throttle.
 type opsAuth struct {
-	token string           // ops.token; empty: loopback only
-	now   func() time.Time // for cookie expiry
+	token    string           // ops.token; empty: loopback only
+	now      func() time.Time // for cookie expiry
+	trust    access.Trust     // what local trust also needs
+	failures *access.Failures // wrong bearer tokens and sign-ins, per address
 }
 
-func (a *app) opsAuth() opsAuth { return opsAuth{token: a.cfg.Ops.Token, now: time.Now} }
+func (a *app) opsAuth() opsAuth {
+	return opsAuth{token: a.cfg.Ops.Token, now: time.Now, trust: a.trust, failures: a.failures}
+}
 
-// access decides r's access and whether it came by cookie.
+// access decides r's access and whether it came by cookie. A wrong bearer
+// token counts as a failed attempt of r's address; an address over its
+// limit is refused before its credential is looked at.
 func (o opsAuth) access(r *http.Request) (opsAccess, bool) {
 	if o.token == "" {
-		if access.Local(r) {
-			return opsAllowed, false
+		switch {
+		case !access.Local(r):
+			return opsNotLocal, false
+		case o.trust.Refusal(r) != "":
+			return opsUntrusted, false
 		}
-		return opsNotLocal, false
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+o.token)) == 1 {
 		return opsAllowed, false
+	}
+	bearer := r.Header.Get("Authorization")
+	if bearer != "" && !o.allow(r) {
+		return opsThrottled, false
+	}
+	if subtle.ConstantTimeCompare([]byte(bearer), []byte("Bearer "+o.token)) == 1 {
+		return opsAllowed, false
+	}
+	if bearer != "" {
+		o.fail(r)
 	}
 	if c, err := r.Cookie(opsCookieName); err == nil && o.validCookie(c.Value) {
 		return opsAllowed, true
 	}
 	return opsNeedToken, false
+}
+
+func (o opsAuth) allow(r *http.Request) bool {
+	if o.failures == nil {
+		return true
+	}
+	ok, _ := o.failures.Allow(r)
+	return ok
+}
+
+func (o opsAuth) fail(r *http.Request) {
+	if o.failures != nil {
+		o.failures.Fail(r)
+	}
+}
+
+// throttled answers a request from an address over its failure limit.
+func throttled(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(access.DefaultFailWindow/time.Second)))
+	http.Error(w, "too many wrong ops tokens from this address; try again later", http.StatusTooManyRequests)
 }
 
 // cookieValue returns a sign-in cookie value that expires at exp.
@@ -128,6 +167,10 @@ func (o opsAuth) guard(next, signIn http.Handler) http.Handler {
 		switch {
 		case access == opsNotLocal:
 			http.Error(w, "ops endpoints are for clients on the server's host unless ops.token is set", http.StatusForbidden)
+		case access == opsUntrusted:
+			http.Error(w, o.trust.Refusal(r), http.StatusForbidden)
+		case access == opsThrottled:
+			throttled(w)
 		case access == opsNeedToken && signIn != nil:
 			signIn.ServeHTTP(w, r)
 		case access == opsNeedToken:
@@ -155,6 +198,10 @@ func (a *app) opsLogin() http.Handler {
 			http.Error(w, "cross-origin request refused", http.StatusForbidden)
 			return
 		}
+		if !o.allow(r) {
+			throttled(w)
+			return
+		}
 		var req struct {
 			Token string `json:"token"`
 		}
@@ -163,7 +210,7 @@ func (a *app) opsLogin() http.Handler {
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(req.Token), []byte(o.token)) != 1 {
-			a.log.Warn().Str("remote", r.RemoteAddr).Msg("ops sign-in with a wrong token")
+			o.fail(r) // logged as a rate (app.failures)
 			http.Error(w, "wrong ops token", http.StatusUnauthorized)
 			return
 		}

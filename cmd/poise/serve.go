@@ -87,6 +87,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if f.addr != "" {
 		cfg.Addr = f.addr
 	}
+	if err := checkSecret(cfg); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	log, err := newLogger(f.logFormat, f.logLevel, stdout, stderr)
 	if err != nil {
 		return err
@@ -140,25 +143,6 @@ func checkExposure(cfg config, f serveFlags, addr net.Addr) error {
 		"listen on 127.0.0.1, or pass -insecure to accept anonymous sessions from any address", cfg.Addr, addr)
 }
 
-// logAccess says, right after the listening line, who may open sessions
-// and reach the ops endpoints.
-func logAccess(log zerolog.Logger, cfg config, f serveFlags) {
-	switch {
-	case cfg.Auth.Secret != "":
-		log.Info().Str("sessions", "token").Msg("sessions need a token signed with auth.secret (poise token issue)")
-	case f.insecure:
-		log.Warn().Str("sessions", "anonymous").Msg("-insecure: auth.secret is empty and sessions are anonymous from any address; " +
-			"anyone who reaches this server can spend its vendor budget")
-	default:
-		log.Info().Str("sessions", "anonymous-local").Msg("auth.secret is empty: sessions are anonymous and accepted only from this host")
-	}
-	if cfg.Ops.Token != "" {
-		log.Info().Str("ops", "token").Msg("ops endpoints (/ops, /ops/api, /metrics) need ops.token")
-	} else {
-		log.Info().Str("ops", "local").Msg("ops.token is empty: ops endpoints (/ops, /ops/api, /metrics) are open to this host only")
-	}
-}
-
 // routes is every endpoint of the server, behind the security headers.
 // Public: the copilot page and its assets, /ws (which authenticates each
 // hello), /healthz, /readyz, the coach scripts, the sign-in and sign-out
@@ -166,7 +150,7 @@ func logAccess(log zerolog.Logger, cfg config, f serveFlags) {
 // Everything else under /ops and /metrics is for operators (opsauth.go).
 func (a *app) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /ws", a.hub)
+	mux.Handle("GET /ws", a.localTrust(a.cfg.Auth.Secret == "" && !a.insecure, a.hub))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
@@ -182,8 +166,9 @@ func (a *app) routes() http.Handler {
 		w.Header().Set("Cache-Control", "max-age=3600")
 		w.Write(coach.ScriptsJSON())
 	})
-	mux.Handle("POST /v1/chat/completions", a.gw)
-	mux.Handle("GET /v1/models", a.gw)
+	gw := a.localTrust(len(a.cfg.Gateway.Keys) == 0, a.gw)
+	mux.Handle("POST /v1/chat/completions", gw)
+	mux.Handle("GET /v1/models", gw)
 	a.opsAPI(mux)
 	a.demoAPI(mux)
 	pages := web.Handler()
@@ -195,4 +180,14 @@ func (a *app) routes() http.Handler {
 	mux.Handle("/ops/", a.opsOnly(http.NotFoundHandler())) // the rest of /ops, known or not, is for operators
 	mux.Handle("GET /metrics", a.opsOnly(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})))
 	return securityHeaders(mux)
+}
+
+// localTrust puts next behind access.Trust when it is served without a
+// credential (on): a foreign Host, or a cross-site write, gets 403 before
+// next runs. The ops endpoints check it in opsAuth.
+func (a *app) localTrust(on bool, next http.Handler) http.Handler {
+	if !on {
+		return next
+	}
+	return a.trust.Guard(next)
 }

@@ -21,7 +21,7 @@ type tokenFlags struct {
 func tokenFlagSet(f *tokenFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("token issue", flag.ContinueOnError)
 	fs.StringVar(&f.subject, "subject", "", "the token's `subject` (a candidate or account id)")
-	fs.DurationVar(&f.ttl, "ttl", 2*time.Hour, "how long the token is valid")
+	fs.DurationVar(&f.ttl, "ttl", 2*time.Hour, "how long the token is valid (at most auth.max_ttl_ms, default 24h)")
 	fs.StringVar(&f.config, "config", "", "config `file` holding auth.secret")
 	return fs
 }
@@ -50,6 +50,12 @@ func token(args []string, getenv func(string) string, stdout io.Writer) error {
 	}
 	if cfg.Auth.Secret == "" {
 		return missingSecret(f.config)
+	}
+	if err := checkSecret(cfg); err != nil {
+		return fmt.Errorf("token issue: %w", err)
+	}
+	if max := maxTokenTTL(cfg); f.ttl > max {
+		return fmt.Errorf("token issue: -ttl %v is over auth.max_ttl_ms (%v): the server would refuse the token", f.ttl, max)
 	}
 	tok, err := session.IssueToken(cfg.Auth.Secret, f.subject, f.ttl, time.Now())
 	if err != nil {

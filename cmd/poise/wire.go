@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/poise-dev/poise/asr"
@@ -18,6 +19,7 @@ import (
 	"github.com/poise-dev/poise/tiers/ocr"
 	"github.com/poise-dev/poise/tiers/recall"
 	"github.com/poise-dev/poise/tiers/upstream"
+	"github.com/poise-dev/poise/web/access"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
@@ -40,6 +42,10 @@ type app struct {
 
 	gw *gateway.Handler // /v1/chat/completions and /v1/models; 404 without gateway.chains
 
+	insecure bool             // -insecure: anonymous sessions from any address
+	trust    access.Trust     // what a request served without a credential must also show
+	failures *access.Failures // wrong ops tokens per address (opsauth.go)
+
 	cancel context.CancelFunc // stops background loops (health probes)
 	wg     sync.WaitGroup     // background loops
 	stop   []func()           // run by close, last first
@@ -49,7 +55,8 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &app{cfg: cfg, log: log, reg: reg, store: session.NewMemoryStore(), cancel: cancel}
+	a := &app{cfg: cfg, log: log, reg: reg, store: session.NewMemoryStore(), cancel: cancel,
+		insecure: f.insecure, trust: access.NewTrust(cfg.AllowedHosts), failures: newFailures(log)}
 	node := cfg.Node
 	if node == "" {
 		node, _ = os.Hostname()
@@ -128,6 +135,16 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	}
 	ready.Msg("ready")
 	return a, nil
+}
+
+// newFailures is the throttle of wrong ops tokens, which logs them as a
+// rate: at most one line a minute, however many come.
+func newFailures(log zerolog.Logger) *access.Failures {
+	return &access.Failures{Report: func(n, addrs int, per time.Duration) {
+		log.Warn().Int("failures", n).Int("addresses", addrs).Dur("per", per).
+			Msg("wrong ops tokens (sign-in or bearer); an address is refused for a minute after " +
+				strconv.Itoa(access.DefaultFailures))
+	}}
 }
 
 // l1Hint is the ready line's advice when no L1 vendor is configured.

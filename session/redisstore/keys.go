@@ -15,6 +15,10 @@ const (
 	// eventsChannel: pub/sub channel mirroring each transition as JSON, for
 	// live dashboards.
 	eventsChannel = "poise:events"
+	// takeoversChannel: pub/sub channel announcing each resume take-over
+	// as "<session id> <new owner>", so that the node that lost the
+	// session stops serving it at once (Store.WatchTakeovers).
+	takeoversChannel = "poise:takeovers"
 	// limitKeyPrefix + count key + ":" + window start (unix s): integer
 	// count of a limit in one window (quota.WindowKey), expiring a margin
 	// after the window. limitKeyPrefix + "sessions:" + subject: sorted set

@@ -94,7 +94,41 @@ func (s *Store) TakeOverAs(ctx context.Context, id, token, subject string) (sess
 	if err := claimSession.Run(ctx, s.rdb, []string{sessionKey(id)}, s.owner).Err(); err != nil {
 		return st, fmt.Errorf("redisstore: claim %s: %w", id, err)
 	}
+	// The old owner stops at once; if this is lost, at its next write.
+	if err := s.rdb.Publish(ctx, takeoversChannel, id+" "+s.owner).Err(); err != nil {
+		s.cfg.Log.Debug().Err(err).Str("session", id).Msg("redisstore: take-over not announced")
+	}
 	return st, nil
+}
+
+// WatchTakeovers implements session.TakeoverFeed over the pub/sub channel
+// poise:takeovers: it reports the sessions that another process took
+// over, until ctx is done. go-redis resubscribes after a lost connection.
+func (s *Store) WatchTakeovers(ctx context.Context, taken func(id string)) {
+	sub := s.rdb.Subscribe(ctx, takeoversChannel)
+	defer sub.Close()
+	// Wait (bounded) for the subscription, so that take-overs from the
+	// moment a hub starts are heard; without Redis, go on: the channel
+	// subscribes once it can.
+	rctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
+	if _, err := sub.Receive(rctx); err != nil {
+		s.cfg.Log.Debug().Err(err).Msg("redisstore: take-over channel not subscribed yet")
+	}
+	cancel()
+	msgs := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			if id, owner, found := strings.Cut(m.Payload, " "); found && owner != s.owner {
+				taken(id)
+			}
+		}
+	}
 }
 
 // Owns implements session.ResumeStore.

@@ -29,6 +29,7 @@ const (
 	refreshTimeout     = 2 * time.Second   // one refresh round
 	followBlock        = 1 * time.Second   // XREAD BLOCK of FollowTransitions
 	followRetry        = 500 * time.Millisecond
+	subscribeTimeout   = 2 * time.Second // WatchTakeovers' first subscription
 )
 
 // Config tunes a Store. The zero value of every field means its
@@ -73,8 +74,9 @@ type Store struct {
 }
 
 var (
-	_ session.Store       = (*Store)(nil)
-	_ session.ResumeStore = (*Store)(nil)
+	_ session.Store        = (*Store)(nil)
+	_ session.ResumeStore  = (*Store)(nil)
+	_ session.TakeoverFeed = (*Store)(nil)
 )
 
 // New returns a store over rdb; the caller closes rdb after Run has

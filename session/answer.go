@@ -15,6 +15,7 @@ type question struct {
 	gen     uint64 // the question's generation, shared by its one answer attempt; results match on it
 	id      string // the wire id, only echoed to the client
 	text    string
+	typ     coach.Type // coach.Classify's, once per question: the prompt, the templates and the coach shape by it
 	cancel  context.CancelFunc
 	sla     *time.Timer  // nil once content or the coach was shown
 	level   tiers.Level  // the level it is answered at (the session's, or lower over a limit)
@@ -63,7 +64,7 @@ func (s *Session) questionID(id string) string {
 func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	s.supersede()
 	gen := s.next()
-	q := &question{gen: gen, id: id, text: text, level: level}
+	q := &question{gen: gen, id: id, text: text, level: level, typ: coach.Classify(text, s.profile.Lang)}
 	s.q = q
 	if level == tiers.L4 || s.cfg.Answerer == nil {
 		s.sendCoach(q)
@@ -73,7 +74,7 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
+	req := tiers.Request{ID: id, Question: text, Type: q.typ, Profile: s.profile, Transcript: s.recentTranscript(), Level: level}
 	if q.budget = s.budget(); q.budget != nil {
 		req.Budget = q.budget
 	}
@@ -186,5 +187,5 @@ func (s *Session) onSLA() {
 
 func (s *Session) sendCoach(q *question) {
 	q.coached = true
-	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.text, s.profile.Lang)})
+	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardOf(q.text, q.typ, s.profile.Lang)})
 }

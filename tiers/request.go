@@ -1,5 +1,7 @@
 package tiers
 
+import "github.com/poise-dev/poise/coach"
+
 // Profile is what the candidate told us about themselves; it shapes prompts
 // and template recall.
 type Profile struct {
@@ -11,8 +13,11 @@ type Profile struct {
 
 // Request is one question to answer.
 type Request struct {
-	ID         string // the session's question id; echoed in events by the caller
-	Question   string
+	ID       string // the session's question id; echoed in events by the caller
+	Question string
+	// Type is the question's type (coach.Classify's), computed once by
+	// the caller; empty means BuildPrompt classifies the question itself.
+	Type       coach.Type
 	Profile    Profile
 	Transcript string // the last minute of captions, oldest first
 	Level      Level  // the session's level: sources above it are skipped

@@ -137,7 +137,8 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 		q.stopSLA()
 		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.text,
-			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note})
+			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note,
+			Matched: a.ev.Matched, Outline: a.ev.Outline, QuestionType: q.typ})
 	case tiers.EventDelta:
 		if q.started {
 			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})

@@ -312,6 +312,12 @@ type answerStartMsg struct {
 	Level    string `json:"level"`
 	Source   string `json:"source"`
 	Note     string `json:"note"`
+	// Matched and Outline are additions to v1, at L3 only: the
+	// template's question and its outline (docs/protocol.md).
+	Matched string   `json:"matched,omitempty"`
+	Outline []string `json:"outline,omitempty"`
+	// QuestionType is an addition to v1: coach.Classify's type.
+	QuestionType coach.Type `json:"question_type,omitempty"`
 }
 
 type answerDeltaMsg struct {

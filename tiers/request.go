@@ -52,8 +52,14 @@ type Event struct {
 	Level  Level  // Start: the level that answers (L1, L2 or L3)
 	Source string // Start: backend name or template id
 	Note   string // Start: L3's honest note, in the profile's language
-	Text   string // Delta
-	Reason string // End: ReasonDone, ReasonCut or ReasonNone
+	// Matched and Outline (Start, L3 only) are the template's question
+	// and its 3–5 line outline, in the question's language, placeholders
+	// filled from the profile: the card shows what the template answers
+	// before its answer.
+	Matched string
+	Outline []string
+	Text    string // Delta
+	Reason  string // End: ReasonDone, ReasonCut or ReasonNone
 	// OverBudget (Start and End) names the backends skipped so far
 	// because Request.Budget had no room for them (no health failure):
 	// the answer fell to a later source, level or the coach because of

@@ -30,8 +30,9 @@ type Templates interface {
 type TemplateMatch struct {
 	Hit        bool // Similarity reached the threshold
 	Similarity float64
-	ID         string // the template id, shown as the answer's source
-	Question   string // the template's question
+	ID         string   // the template id, shown as the answer's source
+	Question   string   // the template's question, in the question's language
+	Outline    []string // the template's outline, in the question's language
 	Answer     string
 	Note       string // the honest note in the question's language; empty: the engine's default
 }
@@ -63,8 +64,12 @@ func (a *answering) runL3(ctx context.Context) bool {
 			note = templateNoteZH
 		}
 	}
-	a.begin(L3, m.ID, note)
-	a.delta(m.Answer)
+	outline := make([]string, len(m.Outline))
+	for i, l := range m.Outline {
+		outline[i] = fillPlaceholders(l, a.req.Profile, lang)
+	}
+	a.beginWith(Event{Level: L3, Source: m.ID, Note: note, Matched: m.Question, Outline: outline})
+	a.delta(fillPlaceholders(m.Answer, a.req.Profile, lang))
 	a.end(ReasonDone)
 	return true
 }

@@ -143,7 +143,7 @@ func (r recallTemplates) Match(ctx context.Context, text, lang, seniority string
 		return tiers.TemplateMatch{}, err
 	}
 	return tiers.TemplateMatch{Hit: m.Hit, Similarity: m.Similarity, ID: m.TemplateID,
-		Question: m.Question, Answer: m.Answer, Note: recall.Note(lang)}, nil
+		Question: m.Question, Outline: m.Outline, Answer: m.Answer, Note: recall.Note(lang)}, nil
 }
 
 // templatesProbeTimeout bounds the templates probe, an in-process query

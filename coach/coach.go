@@ -68,6 +68,11 @@ func ScriptsJSON() []byte { return bytes.Clone(scriptsJSON) }
 // candidate something, by the rules of the embedded scripts.
 func IsQuestion(text string) bool { return Default().IsQuestion(text) }
 
+// Asks reports whether text asks the candidate something: IsQuestion, or
+// a request IsQuestion misses ("讲一个你失败的经历"). A text that does not ask
+// gets the statement card, and no template (tiers: L3).
+func Asks(text string) bool { return IsQuestion(text) || newCues(text).question }
+
 // CardFor returns the coach card for text, worded in lang ("zh" or "en";
 // anything else is en). It never fails.
 func CardFor(text, lang string) Card { return Default().Card(text, lang) }
@@ -87,7 +92,7 @@ func (s *Script) Card(text, lang string) Card { return s.CardOf(text, Classify(t
 // or of a type the scripts do not know, is coached as a behavioural one.
 func (s *Script) CardOf(text string, typ Type, lang string) Card {
 	t := s.text[langKey(lang)]
-	if !s.IsQuestion(text) && !newCues(text).question {
+	if !s.IsQuestion(text) && !newCues(text).question { // Asks, by s's rules
 		return Card{
 			Kind:         Statement,
 			Framework:    cloneFramework(t.Frameworks[statementFramework]),

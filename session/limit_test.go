@@ -111,7 +111,7 @@ func TestQuestionLimitMidInterview(t *testing.T) {
 	}
 	opsLimit(t, ls.store, id, limitQuestions)
 
-	first, limits = c.ask("How does a B-tree index work internally?")
+	first, limits = c.ask("How does the Linux kernel schedule processes?")
 	if first.str("type") != "coach" || len(limits) != 0 {
 		t.Fatalf("5th question (no template): %v, limits %v; want the coach and no second limit message", first, limits)
 	}

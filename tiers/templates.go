@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/poise-dev/poise/coach"
+
 	"github.com/poise-dev/poise/tiers/upstream"
 )
 
@@ -40,6 +42,9 @@ type TemplateMatch struct {
 // runL3 answers from the templates. It reports whether it answered; a
 // miss or an error leaves the question to the coach.
 func (a *answering) runL3(ctx context.Context) bool {
+	if !coach.Asks(a.req.Question) {
+		return false // a remark gets the coach's statement card, never an answer to a question
+	}
 	lang := questionLang(a.req.Question, a.req.Profile.Lang)
 	began := time.Now()
 	m, err := a.e.tpl.Match(ctx, a.req.Question, lang, a.req.Profile.Seniority)

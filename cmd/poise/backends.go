@@ -10,6 +10,7 @@ import (
 	"github.com/poise-dev/poise/tiers/gateway"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
+	"github.com/poise-dev/poise/tiers/recall"
 )
 
 // healthConfig is the health center's part of the engine's configuration
@@ -52,6 +53,21 @@ func healthProbes(c config, templates health.Probe, hc *http.Client) []health.Pr
 		}
 	}
 	return out
+}
+
+// EmbeddingsBackend names the optional embedding server (l3.embeddings) in
+// health records, metrics and the ops view.
+const EmbeddingsBackend = "embeddings"
+
+// embeddingsProbe probes the embedding server as a backend of no level:
+// L3 never depends on it (the built-in matcher answers while it is down),
+// and a passing probe lifts the store's backoff after a failed query.
+// ok is false without an embedding server.
+func embeddingsProbe(d *recall.Dense) (p health.Probe, ok bool) {
+	if d == nil {
+		return health.Probe{}, false
+	}
+	return health.Probe{Name: EmbeddingsBackend, Level: level.None, Check: d.Probe}, true
 }
 
 // checkSharedNames rejects a gateway endpoint named like an engine backend

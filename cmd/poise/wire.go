@@ -85,7 +85,16 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	requests := upstream.NewMetrics(reg)
 	hc := upstream.NewHTTPClient()
 	a.stop = append(a.stop, hc.CloseIdleConnections)
-	a.health = health.New(healthConfig(cfg.Engine), healthProbes(cfg, probe, hc), log, health.NewMetrics(reg), healthOpts...)
+	probes := healthProbes(cfg, probe, hc)
+	if p, ok := embeddingsProbe(tpl.store.Dense()); ok {
+		probes = append(probes, p)
+		a.wg.Go(func() { // computes the template vectors once per model (cached on disk)
+			if err := tpl.store.PrepareDense(ctx); err != nil && ctx.Err() == nil {
+				log.Warn().Err(err).Msg("templates: embedding server unusable; matching with the built-in matcher")
+			}
+		})
+	}
+	a.health = health.New(healthConfig(cfg.Engine), probes, log, health.NewMetrics(reg), healthOpts...)
 	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tiers.NewMetrics(reg, requests))
 	if a.gw, err = gateway.New(cfg.Gateway, a.health, log, gateway.NewMetrics(reg, requests)); err != nil {
 		a.close()

@@ -238,7 +238,7 @@ func TestSelfRetrieval(t *testing.T) {
 		for _, q := range b.Questions {
 			ws := append([]string{q.Wording(lang)}, q.Paraphrases.In(lang)...)
 			for _, w := range ws[:min(4, len(ws))] {
-				m, err := s.match(t.Context(), w, lang, Mid)
+				m, err := s.match(t.Context(), w, lang, Mid, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -111,14 +111,18 @@ func (s *Script) CardOf(text string, typ Type, lang string) Card {
 		Kind:         Question,
 		CountdownS:   countdown,
 		Framework:    cloneFramework(t.Frameworks[key]),
-		Tips:         questionTips(t, typ),
+		Tips:         questionTips(t, typ, countdown),
 		QuestionType: typ,
 	}
 }
 
 // questionTips are the tips of a question of type typ: the countdown's tip
-// (question_tips[0]) first, then the type's, then the other general ones.
-func questionTips(t langText, typ Type) []string {
+// (question_tips[0]) first, then the type's, then the other general ones;
+// with no countdown (small talk) the type's alone, when it has some.
+func questionTips(t langText, typ Type, countdown int) []string {
+	if countdown == 0 && len(t.TypeTips[typ]) > 0 {
+		return slices.Clone(t.TypeTips[typ])
+	}
 	out := append([]string{t.QuestionTips[0]}, t.TypeTips[typ]...)
 	return append(out, t.QuestionTips[1:]...)
 }

@@ -137,11 +137,12 @@ export class Script {
     if (this.types[type]) countdown = this.types[type].countdown_s;
     else type = 'behavioural';
     const qt = list(tx.question_tips);
+    const own = list((tx.type_tips || {})[type]);
     return {
       kind: 'question',
       countdown_s: countdown,
       framework: cloneFramework(tx.frameworks[this.frameworkFor(text, type)]),
-      tips: [qt[0], ...list((tx.type_tips || {})[type]), ...qt.slice(1)],
+      tips: countdown === 0 && own.length ? [...own] : [qt[0], ...own, ...qt.slice(1)],
       question_type: type,
     };
   }

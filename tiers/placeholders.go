@@ -7,7 +7,8 @@ import (
 )
 
 // Template answers mark what the candidate must supply with brackets:
-// "[company]", "[公司名]", "[X]". fillPlaceholders replaces those the
+// "[company]", "[公司名]", "[X]". FillPlaceholders (what L3 applies to a
+// template's outline and answer before they are sent) replaces those the
 // profile has the fact for, and shortens a few others to a plain phrase
 // the candidate can say as it stands; the rest (numbers, metrics: "[X]%",
 // "[指标]") stay bracketed, since only the candidate knows them.
@@ -47,9 +48,9 @@ var factOf = func() map[string]string {
 	return m
 }()
 
-// fillPlaceholders fills the placeholders of text in lang from p (see
+// FillPlaceholders fills the placeholders of text in lang from p (see
 // placeholder).
-func fillPlaceholders(text string, p Profile, lang string) string {
+func FillPlaceholders(text string, p Profile, lang string) string {
 	if !strings.Contains(text, "[") {
 		return text
 	}
@@ -86,7 +87,7 @@ var (
 	yearsOf     = regexp.MustCompile(`(?i)(\d{1,2})\+?\s*(?:years?\b|年(?:工作)?经验|年)`)
 )
 
-// resumeFacts extracts what fillPlaceholders can use from a resume: the
+// resumeFacts extracts what FillPlaceholders can use from a resume: the
 // first and second company, the first named project, the years of
 // experience. A fact not found is absent.
 func resumeFacts(resume string) map[string]string {

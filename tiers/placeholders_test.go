@@ -19,8 +19,8 @@ func TestFillPlaceholders(t *testing.T) {
 		{"No placeholder.", "en", full, "No placeholder."},
 	}
 	for _, tt := range tests {
-		if got := fillPlaceholders(tt.text, tt.p, tt.lang); got != tt.want {
-			t.Errorf("fillPlaceholders(%q) = %q, want %q", tt.text, got, tt.want)
+		if got := FillPlaceholders(tt.text, tt.p, tt.lang); got != tt.want {
+			t.Errorf("FillPlaceholders(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
 }
@@ -29,7 +29,7 @@ func FuzzFillPlaceholders(f *testing.F) {
 	f.Add("At [company] [X]", "Acme, 2020\nProject: x")
 	f.Add("[[[]]] [", "（2020")
 	f.Fuzz(func(t *testing.T, text, resume string) {
-		out := fillPlaceholders(text, Profile{Resume: resume}, "en")
+		out := FillPlaceholders(text, Profile{Resume: resume}, "en")
 		if text != "" && out == "" {
 			t.Fatalf("filled %q to nothing", text)
 		}

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
-
 	"github.com/poise-dev/poise/coach"
 )
 

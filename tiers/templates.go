@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/coach"
-
 	"github.com/poise-dev/poise/tiers/upstream"
 )
 
@@ -71,10 +70,10 @@ func (a *answering) runL3(ctx context.Context) bool {
 	}
 	outline := make([]string, len(m.Outline))
 	for i, l := range m.Outline {
-		outline[i] = fillPlaceholders(l, a.req.Profile, lang)
+		outline[i] = FillPlaceholders(l, a.req.Profile, lang)
 	}
 	a.beginWith(Event{Level: L3, Source: m.ID, Note: note, Matched: m.Question, Outline: outline})
-	a.delta(fillPlaceholders(m.Answer, a.req.Profile, lang))
+	a.delta(FillPlaceholders(m.Answer, a.req.Profile, lang))
 	a.end(ReasonDone)
 	return true
 }

@@ -76,7 +76,7 @@ func TestMatchJSON(t *testing.T) {
 			}
 		}
 	})
-	if want := []string{"answer", "hit", "margin", "outline", "question", "similarity", "template_id", "type"}; !slices.Equal(keys, want) {
+	if want := []string{"answer", "hit", "margin", "matcher", "outline", "question", "similarity", "template_id", "type"}; !slices.Equal(keys, want) {
 		t.Errorf("JSON keys = %v, want %v", keys, want)
 	}
 }

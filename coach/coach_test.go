@@ -22,7 +22,7 @@ func TestCardForQuestion(t *testing.T) {
 	}{
 		{"failure picks CARL", "Tell me about a time you failed", "en", "CARL"},
 		{"led a team picks STAR", "tell me about a time you led a team", "en", "STAR"},
-		{"technical defaults to STAR", "How does a hash map work?", "en", "STAR"},
+		{"behavioural without a cue defaults to STAR", "How do you handle pressure?", "en", "STAR"},
 		{"zh failure picks CARL", "讲讲你犯过的最大的错误", "zh", "CARL"},
 		{"zh team picks STAR", "说说你带领团队的经历", "zh", "STAR"},
 	}
@@ -160,13 +160,13 @@ func FuzzCardFor(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text, lang string) {
 		c := CardFor(text, lang)
-		if (c.Kind == Question) != IsQuestion(text) {
+		if IsQuestion(text) && c.Kind != Question {
 			t.Fatalf("kind %q disagrees with IsQuestion(%q)", c.Kind, text)
 		}
 		switch c.Kind {
 		case Question:
-			if c.CountdownS != defaultCountdownS {
-				t.Fatalf("question countdown_s = %d", c.CountdownS)
+			if c.CountdownS < 0 || c.CountdownS > defaultCountdownS || (c.CountdownS == 0) != (c.QuestionType == Smalltalk) {
+				t.Fatalf("%s question countdown_s = %d", c.QuestionType, c.CountdownS)
 			}
 		case Statement:
 			if c.CountdownS != 0 {
@@ -200,4 +200,47 @@ func BenchmarkCardFor(b *testing.B) {
 
 func hasCJK(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Han, r) })
+}
+
+// TestCardOfType checks that a question gets the frame of its type, in
+// both languages: a design scaffold, a concept scaffold, a line to say for
+// a check-in, a clarifying question for logistics, and no countdown for
+// small talk.
+func TestCardOfType(t *testing.T) {
+	tests := []struct {
+		text           string
+		typ            Type
+		wantEN, wantZH string // a part of the framework's name, or of its first step
+		countdown      bool
+	}{
+		{"How would you design a rate limiter?", Design, "Requirements", "需求", true},
+		{"设计一个短链系统，你会怎么做？", Design, "API", "接口", true},
+		{"What's the difference between TCP and UDP?", Concept, "Define", "定义", true},
+		{"Redis 的持久化是怎么实现的？", Concept, "Trade-off", "取舍", true},
+		{"Can you hear me?", Smalltalk, "I can hear you well", "听得很清楚", false},
+		{"你那边能听清楚吗？", Smalltalk, "I can hear you well", "听得很清楚", false},
+		{"How's your day going?", Smalltalk, "doing well", "挺好的", false},
+		{"What are your salary expectations?", Logistics, "Could you tell me a bit more", "具体说一下", true},
+		{"Reverse a linked list in place, how would you do it?", Coding, "Complexity", "复杂度", true},
+		{"Tell me about a time you led a team.", Behavioural, "STAR", "STAR", true},
+		{"讲一个你失败的经历", Behavioural, "CARL", "CARL", true},
+	}
+	for _, tt := range tests {
+		if got := Classify(tt.text, "en"); got != tt.typ {
+			t.Errorf("Classify(%q) = %s, want %s", tt.text, got, tt.typ)
+		}
+		for lang, want := range map[string]string{"en": tt.wantEN, "zh": tt.wantZH} {
+			c := CardFor(tt.text, lang)
+			shown := c.Framework.Name + " " + strings.Join(c.Framework.Steps, " ")
+			if c.Kind != Question || c.QuestionType != tt.typ || !strings.Contains(shown, want) {
+				t.Errorf("%q in %s: %s card %q, want a %s card with %q", tt.text, lang, c.QuestionType, shown, tt.typ, want)
+			}
+			if (c.CountdownS > 0) != tt.countdown {
+				t.Errorf("%q in %s: countdown_s %d", tt.text, lang, c.CountdownS)
+			}
+		}
+	}
+	if c := CardFor("We use Kubernetes heavily here.", "en"); c.Kind != Statement || c.QuestionType != Remark {
+		t.Errorf("a statement got %s %s", c.Kind, c.QuestionType)
+	}
 }

@@ -15,6 +15,7 @@ type enMatcher struct {
 
 // classifier is one classify rule with its English phrases split into words.
 type classifier struct {
+	typ       Type
 	framework string
 	en        [][]string
 	zh        []string
@@ -53,15 +54,18 @@ func (s *Script) IsQuestion(text string) bool {
 	return false
 }
 
-// frameworkFor returns the frameworks key for a question and whether a
-// classify rule (rather than the default) chose it.
-func (s *Script) frameworkFor(text string) (key string, matched bool) {
+// frameworkFor returns the frameworks key for a question of type typ and
+// whether a classify rule (rather than the type's default) chose it.
+func (s *Script) frameworkFor(text string, typ Type) (key string, matched bool) {
 	t := normalize(text)
 	w := words(t)
 	for _, c := range s.classify {
-		if containsAnyPhrase(w, c.en) || containsAnySubstring(t, c.zh) {
+		if c.typ == typ && (containsAnyPhrase(w, c.en) || containsAnySubstring(t, c.zh)) {
 			return c.framework, true
 		}
+	}
+	if e, ok := s.types[typ]; ok {
+		return e.Framework, false
 	}
 	return s.defaultKey, false
 }

@@ -114,7 +114,7 @@ func TestFrameworkFor(t *testing.T) {
 	s := Default()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			key, matched := s.frameworkFor(tt.text)
+			key, matched := s.frameworkFor(tt.text, Behavioural)
 			if key != tt.wantKey || matched != tt.wantMatched {
 				t.Errorf("frameworkFor(%q) = %q, %v; want %q, %v", tt.text, key, matched, tt.wantKey, tt.wantMatched)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -27,7 +28,13 @@ const statementFramework = "statement"
 //
 //	version            1
 //	countdown_s        think time of a question card, seconds (> 0)
-//	default_framework  frameworks key for a question no classify rule matches
+//	default_framework  frameworks key for a behavioural question no classify
+//	                   rule matches
+//	types              {type: {framework, countdown_s}} for every question
+//	                   type but behavioural and statement (concept, design,
+//	                   coding, project, smalltalk, logistics): the framework
+//	                   of a question of that type no classify rule of its
+//	                   type matches, and its think time (0: no countdown)
 //	detect
 //	  question_marks   string; each character marks a question ("?？")
 //	  sentence_breaks  string; each character ends a sentence
@@ -45,14 +52,17 @@ const statementFramework = "statement"
 //	    ignore         cut out before markers are looked for ("什么都", "哪怕")
 //	    markers        make a question anywhere ("为什么", "讲讲")
 //	    final_particles make a question at the end of a sentence ("吗", "呢")
-//	classify           ordered list of {framework, en, zh}: the first rule with
-//	                   an en phrase (whole words) or zh substring in the
+//	classify           ordered list of {type, framework, en, zh}: the first
+//	                   rule of the question's type (type absent: behavioural)
+//	                   with an en phrase (whole words) or zh substring in the
 //	                   question picks framework
 //	text               {"en": …, "zh": …}, each:
 //	  frameworks       {key: {name, steps}}; holds default_framework, every
 //	                   classify framework and "statement"
 //	  question_tips    tips for a question; the first is shown when the
 //	                   countdown ends
+//	  type_tips        optional {type: tips}: a question of that type gets
+//	                   these tips first, then question_tips
 //	  statement_tips   follow-ups the candidate can ask after a statement
 //
 // # Rules
@@ -70,11 +80,14 @@ const statementFramework = "statement"
 //     followed by an aux and a subject ("…, how did you …"); or
 //   - it holds a contains phrase.
 //
-// Everything else is a statement. A question's framework comes from
-// classify, else default_framework. Wording comes from text[lang].
+// Everything else is a statement. A question's type comes from Classify
+// (or the caller, see CardOf); its framework from the classify rules of
+// that type, else types[type].framework (default_framework for a
+// behavioural one). Wording comes from text[lang].
 type Script struct {
 	countdownS     int
 	defaultKey     string
+	types          map[Type]typeEntry
 	questionMarks  string
 	sentenceBreaks string
 	clauseBreaks   string
@@ -89,6 +102,7 @@ type scriptFile struct {
 	Version          int                 `json:"version"`
 	CountdownS       int                 `json:"countdown_s"`
 	DefaultFramework string              `json:"default_framework"`
+	Types            map[Type]typeEntry  `json:"types"`
 	Detect           detectRules         `json:"detect"`
 	Classify         []classifyRule      `json:"classify"`
 	Text             map[string]langText `json:"text"`
@@ -118,7 +132,15 @@ type zhRules struct {
 	FinalParticles []string `json:"final_particles"`
 }
 
+// typeEntry is the card of a question type: its framework key and think
+// time.
+type typeEntry struct {
+	Framework  string `json:"framework"`
+	CountdownS int    `json:"countdown_s"`
+}
+
 type classifyRule struct {
+	Type      Type     `json:"type"` // empty: behavioural
 	Framework string   `json:"framework"`
 	EN        []string `json:"en"`
 	ZH        []string `json:"zh"`
@@ -128,6 +150,7 @@ type langText struct {
 	Frameworks    map[string]Framework `json:"frameworks"`
 	QuestionTips  []string             `json:"question_tips"`
 	StatementTips []string             `json:"statement_tips"`
+	TypeTips      map[Type][]string    `json:"type_tips"`
 }
 
 // languages are the text keys every scripts file must hold.
@@ -147,6 +170,7 @@ func Parse(data []byte) (*Script, error) {
 	s := &Script{
 		countdownS:     f.CountdownS,
 		defaultKey:     f.DefaultFramework,
+		types:          f.Types,
 		questionMarks:  f.Detect.QuestionMarks,
 		sentenceBreaks: f.Detect.SentenceBreaks,
 		clauseBreaks:   f.Detect.ClauseBreaks,
@@ -155,7 +179,11 @@ func Parse(data []byte) (*Script, error) {
 		text:           f.Text,
 	}
 	for _, r := range f.Classify {
-		s.classify = append(s.classify, classifier{framework: r.Framework, en: phrases(r.EN), zh: r.ZH})
+		typ := r.Type
+		if typ == "" {
+			typ = Behavioural
+		}
+		s.classify = append(s.classify, classifier{typ: typ, framework: r.Framework, en: phrases(r.EN), zh: r.ZH})
 	}
 	return s, nil
 }
@@ -194,10 +222,31 @@ func (f *scriptFile) check() error {
 		return fmt.Errorf("default_framework %q is not a question framework", f.DefaultFramework)
 	}
 	needed := []string{f.DefaultFramework, statementFramework}
+	for _, t := range Types {
+		e, ok := f.Types[t]
+		switch {
+		case t == Behavioural || t == Remark:
+			if ok {
+				return fmt.Errorf("types.%s: set by default_framework and countdown_s", t)
+			}
+			continue
+		case !ok || e.Framework == "" || e.Framework == statementFramework:
+			return fmt.Errorf("types.%s: missing, or not a question framework", t)
+		case e.CountdownS < 0:
+			return fmt.Errorf("types.%s.countdown_s must be >= 0", t)
+		}
+		needed = append(needed, e.Framework)
+	}
+	if len(f.Types) != len(Types)-2 {
+		return errors.New("types: an entry names no question type")
+	}
 	if len(f.Classify) == 0 {
 		return errors.New("classify is empty")
 	}
 	for i, r := range f.Classify {
+		if r.Type != "" && (!slices.Contains(Types, r.Type) || r.Type == Remark) {
+			return fmt.Errorf("classify[%d]: type %q is not a question type", i, r.Type)
+		}
 		if r.Framework == "" || r.Framework == statementFramework {
 			return fmt.Errorf("classify[%d]: framework %q is not a question framework", i, r.Framework)
 		}
@@ -233,6 +282,14 @@ func (t langText) check(frameworks []string) error {
 	}
 	if err := checkList("question_tips", t.QuestionTips, wording); err != nil {
 		return err
+	}
+	for typ, tips := range t.TypeTips {
+		if !slices.Contains(Types, typ) {
+			return fmt.Errorf("type_tips.%s: not a question type", typ)
+		}
+		if err := checkList("type_tips."+string(typ), tips, wording); err != nil {
+			return err
+		}
 	}
 	return checkList("statement_tips", t.StatementTips, wording)
 }

@@ -16,6 +16,7 @@ type question struct {
 	gen     uint64 // the question's generation, shared by its one answer attempt; results match on it
 	id      string // the wire id, only echoed to the client
 	text    string
+	typ     coach.Type // coach.Classify's, once per question: the prompt, the templates and the coach shape by it
 	cancel  context.CancelFunc
 	sla     *time.Timer  // nil once content or the coach was shown
 	level   tiers.Level  // the level it is answered at (the session's, or lower over a limit)
@@ -85,7 +86,7 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Level, o askOptions) {
 	s.supersede()
 	gen := s.next()
-	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview, shot: o.img != nil}
+	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview, shot: o.img != nil, typ: coach.Classify(text, s.profile.Lang)}
 	s.q = q
 	s.track(q)
 	if level == tiers.L4 || s.cfg.Answerer == nil {
@@ -96,7 +97,7 @@ func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Leve
 	qctx, cancel := context.WithCancel(ctx)
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
-	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Transcript: s.recentTranscript(), Level: level,
+	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Type: q.typ, Transcript: s.recentTranscript(), Level: level,
 		Facts: s.assist.facts, Style: o.style, Previous: o.previous, NoTemplates: q.review, Image: o.img}
 	if o.prompt != "" {
 		req.Question = o.prompt
@@ -172,7 +173,8 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 		}
 		s.overBudget(q, a.ev.Level, a.ev.OverBudget)
 		s.send(&answerStartMsg{head: head{Type: "answer_start"}, ID: q.id, Question: q.startQuestion(),
-			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, Via: a.ev.Via, controlFields: controlFields{Style: q.style, Of: q.of}})
+			Level: a.ev.Level.String(), Source: a.ev.Source, Note: a.ev.Note, Via: a.ev.Via, controlFields: controlFields{Style: q.style, Of: q.of},
+			Matched: a.ev.Matched, Outline: a.ev.Outline, QuestionType: q.typ})
 	case tiers.EventRead:
 		s.onRead(q, a.ev.Text)
 	case tiers.EventDelta:
@@ -240,5 +242,5 @@ func (s *Session) sendCoach(q *question) {
 	if q.log != nil {
 		q.log.coached = true
 	}
-	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardFor(q.coachText(), s.profile.Lang)})
+	s.send(&coachMsg{head: head{Type: "coach"}, ID: q.id, Card: coach.CardOf(q.coachText(), q.typ, s.profile.Lang)})
 }

@@ -208,7 +208,7 @@ func TestEngineFaults(t *testing.T) {
 		{"stall after the first token", stackOptions{}, vendorsim.Fault{StallAfter: 2}, "answer_start", "L1", "vendor-a", endCut},
 		{"refused content_filter", stackOptions{}, vendorsim.Fault{Status: 400, Code: "content_filter"}, "coach", "", "", ""},
 		{"refused finish_reason", stackOptions{}, vendorsim.Fault{FilterFinish: true}, "answer_start", "L1", "vendor-a", endCut},
-		{"bad_request falls to templates", stackOptions{}, vendorsim.Fault{Status: 400, Code: "invalid_value"}, "answer_start", "L3", "", endDone},
+		{"bad_request falls to templates", stackOptions{}, vendorsim.Fault{Status: 400, Code: "invalid_value"}, "answer_start", "L3", "intro-", endDone},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { engineFault(t, tc) }) })

@@ -340,6 +340,12 @@ type answerStartMsg struct {
 	Note     string `json:"note"`
 	controlFields
 	Via string `json:"via,omitempty"` // a screenshot question: vision | ocr
+	// Matched and Outline are additions to v1, at L3 only: the
+	// template's question and its outline (docs/protocol.md).
+	Matched string   `json:"matched,omitempty"`
+	Outline []string `json:"outline,omitempty"`
+	// QuestionType is an addition to v1: coach.Classify's type.
+	QuestionType coach.Type `json:"question_type,omitempty"`
 }
 
 // screenshotTextMsg carries the text OCR read from a screenshot question.

@@ -166,12 +166,18 @@ func (a *answering) usable(l Level) bool {
 
 // begin emits Start once, when the first useful content exists.
 func (a *answering) begin(l Level, source, note string) {
+	a.beginWith(Event{Level: l, Source: source, Note: note})
+}
+
+// beginWith is begin for a Start with more fields (L3's Matched, Outline).
+func (a *answering) beginWith(ev Event) {
 	if a.answered {
 		return
 	}
 	a.answered = true
-	a.e.m.observeFirstContent(l, time.Since(a.start).Seconds())
-	a.emit(Event{Kind: EventStart, Level: l, Source: source, Note: note, Via: a.via, OverBudget: slices.Clone(a.overBudget)})
+	a.e.m.observeFirstContent(ev.Level, time.Since(a.start).Seconds())
+	ev.Kind, ev.Via, ev.OverBudget = EventStart, a.via, slices.Clone(a.overBudget)
+	a.emit(ev)
 }
 
 // delta emits one piece of content.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/poise-dev/poise/coach"
 )
 
 // Prompt budgets, in runes: the full prompt for L1, the short one for the
@@ -18,18 +19,23 @@ const (
 )
 
 // BuildPrompt returns the chat messages for req: a system message with the
-// candidate's role and seniority, the answer's shape, the job and résumé
-// context (contextBlock) and an answer control's instruction (styleBlock)
-// (a concise STAR-shaped suggestion, readable in 20 seconds, in the
-// question's language), then the recent transcript and the question as the
-// user message. short builds the briefer variant for the local model.
+// candidate's role and seniority, the answer's shape for the question's
+// type (req.Type, else coach.Classify's), its length (readable in 20
+// seconds, in the question's language), the job and résumé context
+// (contextBlock) and an answer control's instruction (styleBlock), then
+// the recent transcript and the question as the user message. short
+// builds the briefer variant for the local model (L2).
 func BuildPrompt(req Request, short bool) []openai.ChatCompletionMessageParamUnion {
 	if req.Style == StyleReview {
 		return reviewPrompt(req, short)
 	}
 	lang := questionLang(req.Question, req.Profile.Lang)
+	typ := req.Type
+	if typ == "" {
+		typ = coach.Classify(req.Question, lang)
+	}
 	return []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(systemPrompt(req.Profile, lang, short) + contextBlock(req, short) + styleBlock(req, lang)),
+		openai.SystemMessage(systemPrompt(req.Profile, typ, lang, short) + contextBlock(req, short) + styleBlock(req, lang)),
 		openai.UserMessage(userPrompt(req, lang, short)),
 	}
 }
@@ -55,26 +61,117 @@ func questionLang(question, profileLang string) string {
 	return "en"
 }
 
-func systemPrompt(p Profile, lang string, short bool) string {
+// systemPrompt is who the model helps, the shape of the answer for typ,
+// its length in lang, then the context blocks. A new context block (a job
+// description, say) is one more writeBlock call in contextBlocks.
+func systemPrompt(p Profile, typ coach.Type, lang string, short bool) string {
 	var b strings.Builder
 	role := orText(p.Role, "software engineer")
 	seniority := orText(p.Seniority, "mid")
 	if short {
 		fmt.Fprintf(&b, "You help a %s %s candidate answer a live interview question. ", seniority, role)
-		b.WriteString("Give a short STAR answer (Situation, Task, Action, Result) in the first person, ")
 	} else {
 		fmt.Fprintf(&b, "You are a discreet interview copilot for a %s-level %s candidate in a live interview. ", seniority, role)
-		b.WriteString("Suggest what the candidate could say: a concise answer shaped as STAR (Situation, Task, Action, Result), ")
-		b.WriteString("in the first person, concrete, with one measurable result, grounded in the resume when it fits. ")
-		b.WriteString("For a technical question, lead with the key point and one example instead of STAR. ")
-		b.WriteString("No preamble, no headings, no markdown; ")
+		b.WriteString("Suggest what the candidate could say, in the first person. ")
 	}
-	if lang == "zh" {
-		b.WriteString("readable aloud in 20 seconds: at most 200 Chinese characters. Answer in Chinese.")
+	s := shapeOf(typ)
+	if short {
+		b.WriteString(s.short)
 	} else {
-		b.WriteString("readable aloud in 20 seconds: at most 120 words. Answer in English.")
+		b.WriteString(s.full)
+		b.WriteString(" No preamble, no headings, no markdown.")
+	}
+	b.WriteString(" ")
+	b.WriteString(s.length(lang))
+	if strings.TrimSpace(p.Resume) == "" && typ == coach.Project {
+		writeBlock(&b, "Candidate's resume", "(none given: stay general, invent no employer, project or number)")
 	}
 	return b.String()
+}
+
+// writeBlock appends one titled context block to a system prompt.
+func writeBlock(b *strings.Builder, title, body string) {
+	b.WriteString("\n\n")
+	b.WriteString(title)
+	b.WriteString(":\n")
+	b.WriteString(body)
+}
+
+// shape is the answer a question type asks for: the instruction of the
+// full prompt (L1), of the short one (L2), and how long it may be.
+type shape struct {
+	full, short string
+	brief       bool // one line: small talk, logistics, a remark
+}
+
+// length is the answer's length rule in lang, with the answer language.
+func (s shape) length(lang string) string {
+	switch {
+	case s.brief && lang == "zh":
+		return "One or two short sentences, at most 40 Chinese characters. Answer in Chinese."
+	case s.brief:
+		return "One or two short sentences, at most 25 words. Answer in English."
+	case lang == "zh":
+		return "Readable aloud in 20 seconds: at most 200 Chinese characters. Answer in Chinese."
+	}
+	return "Readable aloud in 20 seconds: at most 120 words. Answer in English."
+}
+
+// shapes holds the answer shape of every question type; shapeOf falls back
+// to the behavioural one.
+var shapes = map[coach.Type]shape{
+	coach.Behavioural: {
+		full: "This is a behavioural question: answer as a short story in the candidate's own voice, shaped as STAR " +
+			"(Situation, Task, Action, Result): concrete, what the candidate did themselves, one measurable result, " +
+			"grounded in the resume when it fits.",
+		short: "Give a short STAR answer (Situation, Task, Action, Result) in the first person.",
+	},
+	coach.Concept: {
+		full: "This is a technical concept question: define it in one sentence, say how it works (the two or three key " +
+			"mechanics), give one trade-off (when it is the wrong choice) and one concrete example. Knowledge, not a story.",
+		short: "Define the concept in one sentence, say how it works, one trade-off, one example.",
+	},
+	coach.Design: {
+		full: "This is a system design question: give a spoken outline, one short line each, in this order: " +
+			"requirements (with one clarifying assumption on scale), API, data model and storage, the high-level design, " +
+			"the hard part (the bottleneck and how to handle it), and the trade-offs. Not a story.",
+		short: "Give a spoken design outline: requirements, API, data, high level, the hard part, trade-offs.",
+	},
+	coach.Coding: {
+		full: "This is a coding question: say the approach (the simple one first, then the better one), its time and " +
+			"space complexity, and the edge cases to test. Code is allowed only as a few plain lines after that, " +
+			"no code fences.",
+		short: "Say the approach, its time and space complexity, and the edge cases.",
+	},
+	coach.Project: {
+		full: "This is a follow-up on the candidate's own project or words: answer from the resume below as the " +
+			"candidate, naming the project and their own part; say what was decided, why, the alternative rejected " +
+			"and the result. Invent no employer, project or number that the resume does not give.",
+		short: "Answer as the candidate about their own project, from the resume below; invent nothing.",
+	},
+	coach.Smalltalk: {
+		full:  "This is small talk or a check-in (\"can you hear me?\"): give one short, natural, friendly line to say, not a story.",
+		short: "Small talk or a check-in: one short natural line.",
+		brief: true,
+	},
+	coach.Logistics: {
+		full: "This is a logistics question (process, pay, start date, location): a brief, polite answer, or one " +
+			"clarifying question when the answer depends on details; commit to no number or date the candidate did not give.",
+		short: "Logistics: one brief polite answer or one clarifying question.",
+		brief: true,
+	},
+	coach.Remark: {
+		full:  "The interviewer stated something and asked nothing: acknowledge it briefly, connect it to one thing the candidate did, and ask one short follow-up question.",
+		short: "The interviewer made a remark: acknowledge it and ask one short follow-up question.",
+		brief: true,
+	},
+}
+
+func shapeOf(t coach.Type) shape {
+	if s, ok := shapes[t]; ok {
+		return s
+	}
+	return shapes[coach.Behavioural]
 }
 
 func userPrompt(req Request, lang string, short bool) string {

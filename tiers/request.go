@@ -1,5 +1,7 @@
 package tiers
 
+import "github.com/poise-dev/poise/coach"
+
 // Profile is what the candidate told us about themselves; it shapes prompts
 // and template recall.
 type Profile struct {
@@ -12,8 +14,11 @@ type Profile struct {
 
 // Request is one question to answer.
 type Request struct {
-	ID         string // the session's question id; echoed in events by the caller
-	Question   string
+	ID       string // the session's question id; echoed in events by the caller
+	Question string
+	// Type is the question's type (coach.Classify's), computed once by
+	// the caller; empty means BuildPrompt classifies the question itself.
+	Type       coach.Type
 	Profile    Profile
 	Transcript string // the last minute of captions, oldest first
 	Level      Level  // the session's level: sources above it are skipped
@@ -75,8 +80,14 @@ type Event struct {
 	Source string // Start: backend name or template id
 	Note   string // Start: L3's honest note, in the profile's language
 	Via    string // Start of a screenshot question's answer: ViaVision or ViaOCR
-	Text   string // Delta; Read: the recognised text
-	Reason string // End: ReasonDone, ReasonCut or ReasonNone
+	// Matched and Outline (Start, L3 only) are the template's question
+	// and its 3–5 line outline, in the question's language, placeholders
+	// filled from the profile: the card shows what the template answers
+	// before its answer.
+	Matched string
+	Outline []string
+	Text    string // Delta; Read: the recognised text
+	Reason  string // End: ReasonDone, ReasonCut or ReasonNone
 	// OverBudget (Start and End) names the backends skipped so far
 	// because Request.Budget had no room for them (no health failure):
 	// the answer fell to a later source, level or the coach because of

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/poise-dev/poise/coach"
 	"github.com/poise-dev/poise/tiers/upstream"
 )
 
@@ -32,15 +33,18 @@ type TemplateMatch struct {
 	Hit        bool // Similarity reached the threshold
 	Similarity float64
 	ID         string // the template id, shown as the answer's source
-	Question   string // the template's question
+	Question   string // the template's question, in the question's language
 	Answer     string
-	Outline    []string // the answer's outline, one step a line; "shorter" at L3 shows it
+	Outline    []string // the template's outline in the question's language, one step a line; "shorter" at L3 shows it
 	Note       string   // the honest note in the question's language; empty: the engine's default
 }
 
 // runL3 answers from the templates. It reports whether it answered; a
 // miss or an error leaves the question to the coach.
 func (a *answering) runL3(ctx context.Context) bool {
+	if !coach.Asks(a.req.Question) {
+		return false // a remark gets the coach's statement card, never an answer to a question
+	}
 	lang := questionLang(a.req.Question, a.req.Profile.Lang)
 	began := time.Now()
 	m, err := a.e.tpl.Match(ctx, a.req.Question, lang, a.req.Profile.Seniority)
@@ -65,8 +69,12 @@ func (a *answering) runL3(ctx context.Context) bool {
 			note = templateNoteZH
 		}
 	}
-	a.begin(L3, m.ID, note)
-	a.delta(a.req.Facts.Fill(templateText(m, a.req.Style)))
+	outline := make([]string, len(m.Outline))
+	for i, l := range m.Outline {
+		outline[i] = FillPlaceholders(a.req.Facts.Fill(l), a.req.Profile, lang)
+	}
+	a.beginWith(Event{Level: L3, Source: m.ID, Note: note, Matched: m.Question, Outline: outline})
+	a.delta(FillPlaceholders(a.req.Facts.Fill(templateText(m, a.req.Style)), a.req.Profile, lang))
 	a.end(ReasonDone)
 	return true
 }

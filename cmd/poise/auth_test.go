@@ -514,6 +514,7 @@ func TestSecurityHeaders(t *testing.T) {
 		{"/healthz", "", otherCSP, 200},
 		{"/readyz", "", otherCSP, 200},
 		{"/coach/scripts.json", "", otherCSP, 200},
+		{"/coach/types.json", "", otherCSP, 200},
 		{"/v1/models", "", otherCSP, 404}, // no gateway.chains configured
 		{"/nope", "", otherCSP, 404},
 	}

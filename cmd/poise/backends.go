@@ -14,6 +14,7 @@ import (
 	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/ocr"
 	"github.com/poise-dev/poise/tiers/upstream"
+	"github.com/poise-dev/poise/tiers/recall"
 )
 
 // healthConfig is the health center's part of the engine's configuration
@@ -87,6 +88,21 @@ func chatProbe(e upstream.Endpoint, l level.Level, firstTokenMS int, hc *http.Cl
 		return health.ListProbe(e.Name, l, e.BaseURL, e.APIKey, hc)
 	}
 	return health.CompletionProbe(e.Name, l, e, time.Duration(firstTokenMS)*time.Millisecond, hc)
+}
+
+// EmbeddingsBackend names the optional embedding server (l3.embeddings) in
+// health records, metrics and the ops view.
+const EmbeddingsBackend = "embeddings"
+
+// embeddingsProbe probes the embedding server as a backend of no level:
+// L3 never depends on it (the built-in matcher answers while it is down),
+// and a passing probe lifts the store's backoff after a failed query.
+// ok is false without an embedding server.
+func embeddingsProbe(d *recall.Dense) (p health.Probe, ok bool) {
+	if d == nil {
+		return health.Probe{}, false
+	}
+	return health.Probe{Name: EmbeddingsBackend, Level: level.None, Check: d.Probe}, true
 }
 
 // checkSharedNames rejects a gateway endpoint named like an engine backend

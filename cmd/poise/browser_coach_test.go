@@ -37,10 +37,20 @@ var coachParityInputs = []string{
 	"我们呢，主要做支付。", "我们不怎么加班。", "怎么说呢，我们的业务比较复杂。",
 	"讲一个你失败的经历", "你从这次失误里学到了什么", "说说你带领团队的一次经历", "你最大的缺点是什么",
 	"ＴＥＬＬ ME ABOUT YOURSELF", "Tell me about yourself\nand your last role", "what's… the hardest bug you fixed",
+	// one or more of every question type, for the type rules
+	"Can you hear me okay?", "你那边能听清楚吗？", "How's your day going?", "How are you", "What are your salary expectations?",
+	"你期望的薪资是多少？", "What's the difference between TCP and UDP?", "Redis 的持久化是怎么实现的？",
+	"How does a hash map work under the hood?", "HashMap 的底层原理是什么？", "Reverse a linked list, how would you do it?",
+	"两数之和这道题你怎么做？", "How would you design a URL shortener?", "设计一个秒杀系统，你会怎么做？",
+	"Why did you choose Kafka for that pipeline?", "你们项目里为什么用 Redis？", "有什么是简历上没写的？",
+	"讲一个你失败的经历", "Explain eventual consistency.", "What is a mutex?",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run
-// when the server is out of reach) gives exactly the server's cards.
+// when the server is out of reach) gives exactly the server's cards for
+// the type by the classifier's rules (coach.ClassifyRules, the part of the
+// classifier coach.js ports), and that the rules type most of the table as
+// the server's Classify does.
 func testCoachParity(t *testing.T, env *browserEnv, s *poiseServer) {
 	tb := env.newTab(t)
 	tb.do(chromedp.Navigate(s.url("/")))
@@ -61,7 +71,7 @@ func testCoachParity(t *testing.T, env *browserEnv, s *poiseServer) {
 			lang string
 			got  coach.Card
 		}{{"en", got[i].EN}, {"zh", got[i].ZH}} {
-			want := coach.CardFor(text, c.lang)
+			want := coach.CardOf(text, coach.ClassifyRules(text, c.lang), c.lang)
 			if !reflect.DeepEqual(c.got, want) {
 				t.Errorf("%q in %s: the browser's card\n %+v\nthe server's\n %+v", text, c.lang, c.got, want)
 			}
@@ -72,6 +82,15 @@ func testCoachParity(t *testing.T, env *browserEnv, s *poiseServer) {
 	}
 	if questions == 0 || questions == len(coachParityInputs) {
 		t.Errorf("%d of %d inputs are questions; the table must hold both kinds", questions, len(coachParityInputs))
+	}
+	types := map[coach.Type]bool{}
+	for i := range coachParityInputs {
+		types[got[i].EN.QuestionType] = true
+	}
+	for _, typ := range coach.Types {
+		if !types[typ] {
+			t.Errorf("no input of type %s: the table must reach every type rule", typ)
+		}
 	}
 	tb.requireClean()
 }

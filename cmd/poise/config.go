@@ -142,6 +142,9 @@ func (c config) validate(lines keyLines) error {
 		}
 	}
 	add(finiteNumbers(reflect.ValueOf(c), ""))
+	if err := c.L3.Embeddings.Validate(); err != nil {
+		add(err)
+	}
 	if th := c.L3.Threshold; th < 0 || th > 1 {
 		add(fmt.Errorf("l3.threshold: must be within (0, 1] (0 means 0.78), got %g", th))
 	}

@@ -96,6 +96,14 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	reader := ocr.New(cfg.OCR, log, ocr.NewMetrics(reg))
 	a.stop = append(a.stop, reader.Close)
 	probes := append(healthProbes(cfg, probe, hc), ocrProbe(cfg, reader)...)
+	if p, ok := embeddingsProbe(tpl.store.Dense()); ok {
+		probes = append(probes, p)
+		a.wg.Go(func() { // computes the template vectors once per model (cached on disk)
+			if err := tpl.store.PrepareDense(ctx); err != nil && ctx.Err() == nil {
+				log.Warn().Err(err).Msg("templates: embedding server unusable; matching with the built-in matcher")
+			}
+		})
+	}
 	a.health = health.New(healthConfig(cfg.Engine), probes, log, health.NewMetrics(reg), healthOpts...)
 	var engineOpts []tiers.Option
 	if !cfg.OCR.Disabled {

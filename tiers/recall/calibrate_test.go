@@ -22,7 +22,7 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	raw.margins = map[string]float64{LangZH: 0, LangEN: 0}
 	var obs []observation
 	add := func(it heldoutItem) {
-		m, err := raw.match(t.Context(), it.Text, it.Lang, Mid)
+		m, err := raw.match(t.Context(), it.Text, it.Lang, Mid, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -78,7 +78,7 @@ func TestMatchJSON(t *testing.T) {
 			}
 		}
 	})
-	if want := []string{"answer", "hit", "margin", "outline", "question", "similarity", "template_id", "type"}; !slices.Equal(keys, want) {
+	if want := []string{"answer", "hit", "margin", "matcher", "outline", "question", "similarity", "template_id", "type"}; !slices.Equal(keys, want) {
 		t.Errorf("JSON keys = %v, want %v", keys, want)
 	}
 }
@@ -250,7 +250,7 @@ func TestSelfRetrieval(t *testing.T) {
 		for _, q := range b.Questions {
 			ws := append([]string{q.Wording(lang)}, q.Paraphrases.In(lang)...)
 			for _, w := range ws[:min(4, len(ws))] {
-				m, err := s.match(t.Context(), w, lang, Mid)
+				m, err := s.match(t.Context(), w, lang, Mid, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

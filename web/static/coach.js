@@ -1,31 +1,54 @@
 // coach.js is the browser's copy of the L4 coach (package coach on the
 // server): the same scripts.json, the same rules, the same cards. The page
 // runs it when the server has been unreachable for a while, so a typed
-// question still gets a think countdown, a STAR / CARL frame and tips.
-// Keep it in step with coach/detect.go and coach/coach.go; the browser
-// tests compare the two card by card.
+// question still gets a think countdown, the frame of its type and tips.
+// Keep it in step with coach/detect.go, coach/coach.go and the rules of
+// coach/classify.go; the browser tests compare the two card by card.
+//
+// What it covers: the question type comes from a port of the classifier's
+// rules (coach.ClassifyRules, over the lexicon served at /coach/types.json),
+// not from its naive Bayes model; on the labelled dev set the rules alone
+// give the right type about as often as the server's Classify
+// (coach.TestRulesAgreement logs both), but the two disagree on about one
+// utterance in eight, so an offline card may use another frame than the
+// server's would. Without the lexicon every question is coached as
+// behavioural (STAR / CARL).
 
 const SCRIPTS_URL = '/coach/scripts.json';
 const CACHE_KEY = 'poise.coach.scripts.v1';
+const LEXICON_URL = '/coach/types.json';
+const LEXICON_KEY = 'poise.coach.types.v1';
 
 // loadScript fetches the scripts from the server and caches them in
 // localStorage; when the fetch fails it falls back to the cached copy. It
 // resolves to a Script, or null when neither is usable. It never rejects.
 export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
+  const lexicon = await loadJSON(fetchFn, storage, LEXICON_URL, LEXICON_KEY, (f) => {
+    if (!f || f.version !== 1 || !f.en || !f.zh) throw new Error('coach: types.json version must be 1');
+    return f;
+  });
+  return loadJSON(fetchFn, storage, SCRIPTS_URL, CACHE_KEY, (f) => new Script(f, lexicon));
+}
+
+// loadJSON fetches url and caches it in storage under key; when the fetch
+// fails it falls back to the cached copy. make turns the parsed file into
+// what the caller wants and throws on a file it cannot use. It resolves to
+// make's result, or null. It never rejects.
+async function loadJSON(fetchFn, storage, url, key, make) {
   try {
-    const resp = await fetchFn(SCRIPTS_URL, { cache: 'no-cache' });
+    const resp = await fetchFn(url, { cache: 'no-cache' });
     if (resp.ok) {
       const text = await resp.text();
-      const script = new Script(JSON.parse(text));
-      storage?.setItem(CACHE_KEY, text);
-      return script;
+      const out = make(JSON.parse(text));
+      storage?.setItem(key, text);
+      return out;
     }
   } catch {
     // offline or a bad file: the cached copy below
   }
   try {
-    const cached = storage?.getItem(CACHE_KEY);
-    return cached ? new Script(JSON.parse(cached)) : null;
+    const cached = storage?.getItem(key);
+    return cached ? make(JSON.parse(cached)) : null;
   } catch {
     return null;
   }
@@ -39,10 +62,11 @@ function safeStorage() {
   }
 }
 
-// Script is a parsed scripts.json (schema on coach.Script in Go). The
-// constructor throws on a file it cannot use.
+// Script is a parsed scripts.json (schema on coach.Script in Go) with the
+// classifier's lexicon (types.json; null: every question is behavioural).
+// The constructor throws on a file it cannot use.
 export class Script {
-  constructor(f) {
+  constructor(f, lexicon = null) {
     if (!f || f.version !== 1) throw new Error('coach: scripts version must be 1');
     const d = f.detect || {};
     for (const k of ['question_marks', 'sentence_breaks', 'clause_breaks']) {
@@ -66,7 +90,11 @@ export class Script {
     };
     const zh = d.zh || {};
     this.zh = { ignore: list(zh.ignore), markers: list(zh.markers), finalParticles: list(zh.final_particles) };
-    this.classify = list(f.classify).map((r) => ({ framework: r.framework, en: phrases(r.en), zh: list(r.zh) }));
+    this.classify = list(f.classify).map((r) => ({
+      type: r.type || 'behavioural', framework: r.framework, en: phrases(r.en), zh: list(r.zh),
+    }));
+    this.types = f.types || {};
+    this.lexicon = lexicon ? parseLexicon(lexicon) : null;
     this.text = f.text || {};
     for (const lang of ['en', 'zh']) {
       const tx = this.text[lang];
@@ -90,32 +118,87 @@ export class Script {
   }
 
   // card returns the coach card for text in lang, shaped like the server's
-  // `coach` message body: {kind, countdown_s, framework {name, steps}, tips}.
+  // `coach` message body: {kind, countdown_s, framework {name, steps}, tips,
+  // question_type}, the type by classifyRules.
   card(text, lang) {
     const tx = this.text[String(lang || '').toLowerCase().startsWith('zh') ? 'zh' : 'en'];
-    if (!this.isQuestion(text)) {
+    const c = this.cues(text);
+    if (!c.question) {
       return {
         kind: 'statement',
         countdown_s: 0,
         framework: cloneFramework(tx.frameworks.statement),
         tips: [...list(tx.statement_tips)],
+        question_type: 'statement',
       };
     }
+    let type = this.classifyCues(c);
+    let countdown = this.countdownS;
+    if (this.types[type]) countdown = this.types[type].countdown_s;
+    else type = 'behavioural';
+    const qt = list(tx.question_tips);
+    const own = list((tx.type_tips || {})[type]);
     return {
       kind: 'question',
-      countdown_s: this.countdownS,
-      framework: cloneFramework(tx.frameworks[this.frameworkFor(text)]),
-      tips: [...list(tx.question_tips)],
+      countdown_s: countdown,
+      framework: cloneFramework(tx.frameworks[this.frameworkFor(text, type)]),
+      tips: countdown === 0 && own.length ? [...own] : [qt[0], ...own, ...qt.slice(1)],
+      question_type: type,
     };
   }
 
-  frameworkFor(text) {
+  frameworkFor(text, type) {
     const t = normalize(text);
     const w = words(t);
     for (const c of this.classify) {
-      if (containsAnyPhrase(w, c.en) || c.zh.some((s) => t.includes(s))) return c.framework;
+      if (c.type === type && (containsAnyPhrase(w, c.en) || c.zh.some((s) => t.includes(s)))) return c.framework;
     }
-    return this.defaultKey;
+    return this.types[type] ? this.types[type].framework : this.defaultKey;
+  }
+
+  // classify returns the question type of text by the classifier's rules
+  // (coach.ClassifyRules).
+  classify(text) {
+    return this.classifyCues(this.cues(text));
+  }
+
+  // cues is coach.newCues: the text prepared for the type rules. Without a
+  // lexicon only question is known.
+  cues(text) {
+    const t = normalize(text);
+    const w = words(t);
+    const c = { text: t, words: w, question: this.isQuestion(text), tech: false, self: false, address: false };
+    const L = this.lexicon;
+    if (!L) return c;
+    c.tech = containsAnyPhrase(w, L.en.tech) || anySub(t, L.zh.tech);
+    c.self = containsAnyPhrase(w, L.en.self) || anySub(t, L.zh.self);
+    c.address = containsAnyPhrase(w, L.en.address) || anySub(t, L.zh.address);
+    if (!c.question) c.question = hasAnyPrefix(this.stripFillers(w), L.en.request) || anySub(t, L.zh.request);
+    c.text = t.split('有什么是').join('有 '); // "有什么是简历上没写的？" asks no definition
+    return c;
+  }
+
+  // classifyCues applies the rules of coach/classify.go (typeRules), in
+  // order; the first that fires names the type.
+  classifyCues(c) {
+    const L = this.lexicon;
+    if (!L) return c.question ? 'behavioural' : 'statement';
+    const en = (k) => containsAnyPhrase(c.words, L.en[k]);
+    const zh = (k) => anySub(c.text, L.zh[k]);
+    const stripped = this.stripFillers(c.words);
+    const rules = [
+      ['smalltalk', () => (c.question && en('smalltalk')) || stripped.join(' ') === 'how are you' || zh('smalltalk')],
+      ['logistics', () => en('logistics') || zh('logistics')],
+      ['concept', () => en('concept_first') || (zh('concept_first') && !zh('project'))],
+      ['coding', () => en('coding') || zh('coding')],
+      ['design', () => en('design') || zh('design')],
+      ['project', () => en('project') || (c.tech && en('project_tech')) || zh('project') || (c.tech && zh('project_tech'))],
+      ['concept', () => !c.self && (
+        (en('concept') && (c.tech || !c.address)) || (c.tech && (c.question || en('concept_weak'))) ||
+        (zh('concept') && (c.tech || !c.address)) || (c.tech && (c.question || zh('concept_weak'))))],
+    ];
+    for (const [type, fires] of rules) if (fires()) return type;
+    return c.question ? 'behavioural' : 'statement';
   }
 
   zhQuestion(sentence) {
@@ -151,6 +234,18 @@ export class Script {
       w = w.slice(n);
     }
   }
+}
+
+// parseLexicon splits the English phrases of a types.json into words.
+function parseLexicon(f) {
+  const out = { en: {}, zh: {} };
+  for (const [k, v] of Object.entries(f.en)) out.en[k] = phrases(v);
+  for (const [k, v] of Object.entries(f.zh)) out.zh[k] = list(v);
+  return out;
+}
+
+function anySub(s, subs) {
+  return list(subs).some((sub) => s.includes(sub));
 }
 
 function list(v) {
@@ -232,6 +327,7 @@ export function fallbackCard(lang) {
       countdown_s: 8,
       framework: { name: 'STAR', steps: ['情境：一句话交代背景', '任务：你的目标或职责', '行动：你本人做了什么', '结果：结果如何，尽量带数字'] },
       tips: ['重复问题的最后几个字，给自己争取思考时间', '先用一句话给出结论，再展开细节'],
+      question_type: 'behavioural',
     };
   }
   return {
@@ -239,5 +335,6 @@ export function fallbackCard(lang) {
     countdown_s: 8,
     framework: { name: 'STAR', steps: ['Situation: set the scene in one sentence', 'Task: your goal', 'Action: what you did yourself', 'Result: the outcome, with a number if you have one'] },
     tips: ['Repeat the last words of the question to buy time', 'Open with a one-sentence headline, then the details'],
+    question_type: 'behavioural',
   };
 }

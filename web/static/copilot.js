@@ -402,7 +402,8 @@ function onMessage(m) {
       if (!v.has(keyFor(m.id))) showCaptions(false); // a new answer: back to it on a narrow screen
       const turn = v.turn(keyFor(m.id), m.question);
       settle(turn);
-      turn.answer = { level: m.level, source: m.source || '', note: m.note || '', via: m.via || '', text: '', reason: '' };
+      turn.answer = { level: m.level, source: m.source || '', note: m.note || '', via: m.via || '', text: '', reason: '',
+        matched: m.matched || '', outline: Array.isArray(m.outline) ? m.outline : [], type: m.question_type || '' };
       turn.style = m.style || '';
       v.update(turn);
       state.record.answerStart(m);
@@ -436,7 +437,7 @@ function onMessage(m) {
       const key = keyFor(m.id);
       const turn = v.turn(key, v.has(key) ? '' : state.lastFinalCaption);
       settle(turn);
-      const card = { kind: m.kind, countdown_s: m.countdown_s, framework: m.framework, tips: m.tips };
+      const card = { kind: m.kind, countdown_s: m.countdown_s, framework: m.framework, tips: m.tips, question_type: m.question_type || '' };
       const fresh = !turn.coach || turn.local;
       turn.coach = card;
       turn.local = false;

@@ -107,7 +107,17 @@ export class View {
     const card = h('section', 'answer');
     card.dataset.level = a.level || '';
     card.dataset.reason = a.reason || '';
-    const text = h('div', 'answer-text', a.text);
+    // A template (L3) reads in five seconds: the question it answers and
+    // its outline first, the full answer below.
+    if (a.matched) card.append(h('p', 'matched', s.answering + a.matched));
+    const outline = a.outline || [];
+    if (outline.length) {
+      const ol = h('ol', 'outline');
+      for (const line of outline) ol.append(h('li', '', line));
+      card.append(ol);
+      card.append(h('p', 'full-label', s.fullAnswer));
+    }
+    const text = h('div', outline.length ? 'answer-text full' : 'answer-text', a.text);
     card.append(text);
     if (a.reason === 'cut') card.append(h('p', 'aside', s.cut));
     if (a.note) card.append(h('p', 'note', a.note));

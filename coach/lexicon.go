@@ -1,0 +1,61 @@
+package coach
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+)
+
+// ClassifyRules is Classify by its rules alone, without the naive Bayes
+// model: what the browser's offline coach (web/static/coach.js) computes
+// from LexiconJSON. On the labelled dev set it agrees with Classify on
+// TestRulesAgreement's share of utterances.
+func ClassifyRules(text, lang string) Type { return classifyRules(text, lang) }
+
+// lexiconFile is the classifier's lexicon as JSON: English phrases as
+// words joined by single spaces, Chinese entries as substrings.
+type lexiconFile struct {
+	Version int                 `json:"version"`
+	EN      map[string][]string `json:"en"`
+	ZH      map[string][]string `json:"zh"`
+}
+
+// lexiconVersion changes whenever the rules that read the lexicon change,
+// so a browser never applies a stale copy with new code.
+const lexiconVersion = 1
+
+// lexiconJSON is built once from the tables of classify.go.
+var lexiconJSON = sync.OnceValue(func() []byte {
+	en := func(ps [][]string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = strings.Join(p, " ")
+		}
+		return out
+	}
+	f := lexiconFile{
+		Version: lexiconVersion,
+		EN: map[string][]string{
+			"smalltalk": en(smalltalkEN), "logistics": en(logisticsEN), "coding": en(codingEN), "design": en(designEN),
+			"project": en(projectEN), "project_tech": en(projectTechEN), "concept": en(conceptEN),
+			"concept_first": en(conceptFirstEN), "concept_weak": en(conceptWeakEN), "tech": en(techEN),
+			"request": en(requestEN), "address": en(addressEN), "self": en(selfEN),
+		},
+		ZH: map[string][]string{
+			"smalltalk": smalltalkZH, "logistics": logisticsZH, "coding": codingZH, "design": designZH,
+			"project": projectZH, "project_tech": projectTechZH, "concept": conceptZH,
+			"concept_first": conceptFirstZH, "concept_weak": conceptWeakZH, "tech": techZH,
+			"request": requestZH, "address": addressZH, "self": selfZH,
+		},
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		panic("coach: lexicon: " + err.Error()) // string slices always marshal
+	}
+	return b
+})
+
+// LexiconJSON returns the type classifier's lexicon, served to browsers
+// at /coach/types.json so that their offline coach types questions by the
+// same rules (ClassifyRules). The caller may keep the slice.
+func LexiconJSON() []byte { return append([]byte(nil), lexiconJSON()...) }

@@ -13,8 +13,8 @@ import (
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/ocr"
-	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/poise-dev/poise/tiers/recall"
+	"github.com/poise-dev/poise/tiers/upstream"
 )
 
 // healthConfig is the health center's part of the engine's configuration

@@ -155,15 +155,16 @@ func startNode(ctx context.Context, b bins, dir, name string, cfg poiseConfig, d
 	return n, nil
 }
 
-// waitReady waits until every backend has passed a probe, or failed one
-// for those in down, so that sessions start at the level the rig means.
+// waitReady waits until every backend's circuit is closed, and those in
+// down have failed a probe, so that sessions start at the level the rig
+// means. (A circuit starts closed and counts passes only while half-open,
+// so a closed one is ready.)
 func (n *node) waitReady(ctx context.Context, down []string) error {
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		var bs []struct {
 			Name  string `json:"name"`
 			State string `json:"state"`
-			Pass  int    `json:"consecutive_pass"`
 			Fail  int    `json:"consecutive_fail"`
 		}
 		if err := call(ctx, http.MethodGet, n.url+"/ops/api/backends", nil, &bs); err == nil && len(bs) > 0 {
@@ -172,7 +173,7 @@ func (n *node) waitReady(ctx context.Context, down []string) error {
 				if slices.Contains(down, b.Name) {
 					ready = ready && b.Fail > 0
 				} else {
-					ready = ready && b.State == "up" && b.Pass > 0
+					ready = ready && b.State == "up"
 				}
 			}
 			if ready {

@@ -77,7 +77,7 @@ func testCopilotFeatures(t *testing.T, env *browserEnv) {
 	// Answer now: a caption heard with auto-answer off.
 	tb.do(chromedp.Click(chromedp.ID("btn-mic")))
 	tb.waitFor("a final caption", `!!document.querySelector('#captions .caption.final')`)
-	heard := js[string](tb, `[...document.querySelectorAll('#captions .caption.final')].pop().textContent`)
+	heard := js[string](tb, `[...document.querySelectorAll('#captions .caption.final')].pop().dataset.text`) // the words heard, without the page's "simulated" tag
 	tb.do(chromedp.Click(chromedp.ID("btn-stop")))
 	tb.do(chromedp.Click(chromedp.ID("btn-answer-now")))
 	tb.waitFor("the heard question answered", `document.querySelector('#current .question')?.textContent === `+jsString(heard)+` && document.querySelector('#current .answer')?.dataset.reason === 'done'`)
@@ -190,7 +190,7 @@ func (tb *tab) checkRecord(dir string) {
 	}
 	md, _ := os.ReadFile(mdFile)
 
-	captions := js[[]string](tb, `[...document.querySelectorAll('#captions .caption.final')].map((e) => e.textContent)`)
+	captions := js[[]string](tb, `[...document.querySelectorAll('#captions .caption.final')].map((e) => e.dataset.text)`) // the words, without the "simulated" tag
 	if len(rec.Captions) != len(captions) {
 		t.Errorf("record has %d captions, the page %d", len(rec.Captions), len(captions))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,9 +132,11 @@ func testAudioAndAutoAnswer(t *testing.T, env *browserEnv, demo *poiseServer) {
 	}
 	tb.do(chromedp.Click(chromedp.ID("auto-answer")))
 	tb.waitFor("an answer to a spoken question", `document.querySelector('#current .answer') && document.body.dataset.autoAnswer === 'true'`)
-	caption := js[string](tb, `document.querySelector('#captions .caption.final').textContent`)
-	if got := tb.current(); got.Question != caption {
-		t.Errorf("answered %q, want the caption %q", got.Question, caption)
+	// The simulated recognizer varies its lines: the answer is to one of
+	// the final captions heard (their words, without the page's tag).
+	heard := js[[]string](tb, `[...document.querySelectorAll('#captions .caption.final')].map((li) => li.dataset.text)`)
+	if got := tb.current(); !slices.Contains(heard, got.Question) {
+		t.Errorf("answered %q, want one of the captions %q", got.Question, heard)
 	}
 	tb.shot("auto-answer-on-en")
 	tb.do(chromedp.Click(chromedp.ID("btn-stop")))

@@ -4,6 +4,8 @@
 // candidate to download. It lives in this page only: nothing is sent or
 // stored anywhere.
 
+import { unmarked } from './view.js';
+
 // Record is one session's record, fed by copilot.js from the messages it
 // applies (each once, in order). Times are when the page received them.
 export class Record {
@@ -16,7 +18,8 @@ export class Record {
 
   caption(m) {
     if (!m.final || !m.text) return;
-    this.captions.push({ at: Date.now(), speaker: m.speaker || '', stream: m.stream || '', text: m.text });
+    const said = unmarked(m.text); // a simulator's mark becomes a flag, as the page shows it
+    this.captions.push({ at: Date.now(), speaker: m.speaker || '', stream: m.stream || '', text: said.text, simulated: said.simulated });
   }
 
   level(m, first) {
@@ -85,7 +88,7 @@ export class Record {
       if (q.coach) out.push(`**${q.coach.framework}**: ${q.coach.steps.join(' → ')}`, '');
     });
     out.push(`## ${s.recordCaptions}`, '');
-    for (const c of r.captions) out.push(`- ${time(c.at)} **${who(c)}**: ${c.text}`);
+    for (const c of r.captions) out.push(`- ${time(c.at)} **${who(c)}**: ${c.text}${c.simulated ? " _(simulated)_" : ""}`);
     out.push('');
     return out.join('\n');
   }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -59,6 +60,8 @@ type Pool struct {
 	closed    bool      // Guarded by mu.
 	fails     int       // consecutive failures. Guarded by mu.
 	downUntil time.Time // skipped until then. Guarded by mu.
+
+	lastPass atomic.Int64 // unix ns of the last passing probe (probe.go)
 }
 
 // New returns a pool for cfg (zero fields take their defaults). A command

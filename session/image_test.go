@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -32,12 +30,7 @@ type shotStack struct {
 
 func newShotStack(t *testing.T) *shotStack {
 	t.Helper()
-	if _, err := exec.LookPath("tesseract"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tesseract is not installed (scripts/test installs tesseract-ocr, tesseract-ocr-eng, tesseract-ocr-chi-sim)")
-		}
-		t.Skip("tesseract is not installed")
-	}
+	ocrtest.Need(t)
 	store, err := bankStore()
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/base64"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -18,7 +16,7 @@ import (
 // "Capture question" takes a frame of a shared screen (Chromium's fake
 // capture) and sends it. Screenshots under $POISE_ARTIFACTS.
 func TestBrowserScreenshot(t *testing.T) {
-	needTesseractCI(t)
+	ocrtest.Need(t)
 	env := newBrowserEnv(t, "", chromedp.Flag("auto-select-desktop-capture-source", "Entire screen"))
 	s := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
 	png, err := ocrtest.PNG(ocrtest.Shot{Text: ocrtest.ProblemEN, Font: ocrtest.SansFont, Size: 15, Scale: 1.5, Theme: ocrtest.Light})
@@ -74,15 +72,4 @@ func TestBrowserScreenshot(t *testing.T) {
 	// getDisplayMedia from its fake camera, which the page's
 	// Permissions-Policy (camera=()) reports; a real screen share does not.
 	tb.requireClean("camera is not allowed in this document")
-}
-
-// needTesseractCI fails under CI=true when tesseract is missing, else skips.
-func needTesseractCI(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("tesseract"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tesseract is not installed (scripts/test installs tesseract-ocr, tesseract-ocr-eng, tesseract-ocr-chi-sim)")
-		}
-		t.Skip("tesseract is not installed")
-	}
 }

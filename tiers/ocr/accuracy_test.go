@@ -19,7 +19,7 @@ const (
 // Chinese problem statement; light and dark; scales 1 to 2) and checks
 // its character accuracy against the text drawn.
 func TestAccuracy(t *testing.T) {
-	needTesseract(t)
+	ocrtest.Need(t)
 	p := New(Config{Workers: 2, TimeoutMS: 60000}, zerolog.Nop(), nil) // a loaded CI machine: latency is the benchmark's
 	defer p.Close()
 	for _, s := range ocrtest.Samples() {

@@ -17,7 +17,7 @@ import (
 //
 //	go test -run '^$' -bench Read -benchtime 3x ./tiers/ocr
 func BenchmarkRead(b *testing.B) {
-	needTesseract(b)
+	ocrtest.Need(b)
 	for _, kind := range []string{"code", "problem-en", "problem-zh"} {
 		b.Run(kind, func(b *testing.B) {
 			var imgs [][]byte

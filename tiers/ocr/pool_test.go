@@ -35,7 +35,7 @@ func shot(t *testing.T) []byte {
 }
 
 func TestReadProbeAndMetrics(t *testing.T) {
-	needTesseract(t)
+	ocrtest.Need(t)
 	reg := prometheus.NewPedanticRegistry()
 	p := New(Config{TimeoutMS: 60000}, zerolog.Nop(), NewMetrics(reg))
 	defer p.Close()

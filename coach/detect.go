@@ -84,6 +84,30 @@ func (s *Script) zhQuestion(sentence string) bool {
 			return true
 		}
 	}
+	return s.zhAlternative(sentence) || s.zhANotA(sentence)
+}
+
+// zhAlternative reports whether sentence asks to choose: an alternatives
+// word ("还是") after a 是 earlier in the sentence ("是本地缓存还是 Redis";
+// "我们还是先开始吧" has none).
+func (s *Script) zhAlternative(sentence string) bool {
+	for _, a := range s.zh.Alternatives {
+		if i := strings.Index(sentence, a); i > 0 && strings.Contains(sentence[:i], "是") {
+			return true
+		}
+	}
+	return false
+}
+
+// zhANotA reports whether sentence holds a Chinese character, an a_not_a
+// word and the character again ("冷不冷", "紧不紧张", "去没去").
+func (s *Script) zhANotA(sentence string) bool {
+	r := []rune(sentence)
+	for i := 1; i+1 < len(r); i++ {
+		if r[i-1] == r[i+1] && r[i-1] != r[i] && unicode.Is(unicode.Han, r[i-1]) && slices.Contains(s.zh.ANotA, string(r[i])) {
+			return true
+		}
+	}
 	return false
 }
 

@@ -52,6 +52,10 @@ const statementFramework = "statement"
 //	    ignore         cut out before markers are looked for ("什么都", "哪怕")
 //	    markers        make a question anywhere ("为什么", "讲讲")
 //	    final_particles make a question at the end of a sentence ("吗", "呢")
+//	    alternatives   make a question after a 是 earlier in the sentence
+//	                   ("是本地缓存还是 Redis")
+//	    a_not_a        make a question between a character and its repeat
+//	                   ("冷不冷", "吃没吃")
 //	classify           ordered list of {type, framework, en, zh}: the first
 //	                   rule of the question's type (type absent: behavioural)
 //	                   with an en phrase (whole words) or zh substring in the
@@ -130,6 +134,8 @@ type zhRules struct {
 	Ignore         []string `json:"ignore"`
 	Markers        []string `json:"markers"`
 	FinalParticles []string `json:"final_particles"`
+	Alternatives   []string `json:"alternatives"`
+	ANotA          []string `json:"a_not_a"`
 }
 
 // typeEntry is the card of a question type: its framework key and think
@@ -208,6 +214,7 @@ func (f *scriptFile) check() error {
 		"en.fillers": d.EN.Fillers, "en.wh": d.EN.WH, "en.aux": d.EN.Aux, "en.subjects": d.EN.Subjects,
 		"en.starts": d.EN.Starts, "en.not_starts": d.EN.NotStarts, "en.contains": d.EN.Contains,
 		"zh.ignore": d.ZH.Ignore, "zh.markers": d.ZH.Markers, "zh.final_particles": d.ZH.FinalParticles,
+		"zh.alternatives": d.ZH.Alternatives, "zh.a_not_a": d.ZH.ANotA,
 	}
 	for name, l := range lists {
 		kind := zhPhrases

@@ -24,6 +24,7 @@ func TestScriptsJSONFields(t *testing.T) {
 		"detect.en.fillers", "detect.en.wh", "detect.en.aux", "detect.en.subjects",
 		"detect.en.starts", "detect.en.not_starts", "detect.en.contains",
 		"detect.zh.ignore", "detect.zh.markers", "detect.zh.final_particles",
+		"detect.zh.alternatives", "detect.zh.a_not_a",
 	} {
 		if !nonEmpty(lookup(doc, path)) {
 			t.Errorf("%s is missing or empty", path)

@@ -192,7 +192,7 @@ func (s *Session) onCaption(ctx context.Context, e captionEvent) {
 		return // the candidate's own words are context, never a question to answer
 	}
 	s.assist.lastHeard = text
-	if s.autoAnswer && coach.IsQuestion(text) {
+	if s.autoAnswer && coach.Asks(text) {
 		level := s.questionLevel()
 		s.ask(ctx, s.questionID(""), text, level)
 	}

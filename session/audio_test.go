@@ -185,3 +185,55 @@ func whisperDownKeepsLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestSpokenRequestsAnswered: a final caption that asks without a question
+// word or mark ("讲一个…的经历", a coding task) is answered like a question,
+// and a remark ("我们还是先开始吧") is not, at the same detection the typed
+// path's templates use (coach.Asks).
+func TestSpokenRequestsAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		said string
+		asks bool
+	}{
+		{"讲一个你失败的经历", true},
+		{"嗯 给你一个数组 把所有的零移到末尾", true},
+		{"whats your biggest weakness", true},
+		{"我们还是先开始吧。", false},
+		{"We moved the cache to Redis last year.", false},
+	} {
+		t.Run(tc.said, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { spokenRequest(t, tc.said, tc.asks) })
+		})
+	}
+}
+
+func spokenRequest(t *testing.T, said string, asks bool) {
+	n := vendorsim.NewMemNet()
+	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{said}, InferenceDelay: 30 * time.Millisecond})
+	t.Cleanup(sim.Close)
+	n.Serve("whisper:80", sim)
+	cfg := asr.Config{WhisperURLs: []string{"http://whisper:80"}, PartialEveryMs: 150, RetryMs: 100, HTTPClient: n.Client()}
+	pool := asr.NewPool(cfg, zerolog.Nop(), nil)
+	t.Cleanup(pool.Close)
+	ms := newMemServerOn(t, n, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg})
+	c, _ := ms.start(t)
+	finals, answered := 0, 0
+	c.play("../asr/testdata/en_questions.wav", func(m msg) {
+		switch m.str("type") {
+		case "error", "level":
+			t.Fatalf("unexpected %v", m)
+		case "caption":
+			if m["final"] == true {
+				finals++
+			}
+		case "coach", "answer_start":
+			answered++
+		}
+	})
+	if finals == 0 {
+		t.Fatal("no final caption")
+	}
+	if got := answered > 0; got != asks {
+		t.Errorf("%q: %d finals, %d answered; want answered %v", said, finals, answered, asks)
+	}
+}

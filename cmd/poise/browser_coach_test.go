@@ -44,6 +44,11 @@ var coachParityInputs = []string{
 	"两数之和这道题你怎么做？", "How would you design a URL shortener?", "设计一个秒杀系统，你会怎么做？",
 	"Why did you choose Kafka for that pipeline?", "你们项目里为什么用 Redis？", "有什么是简历上没写的？",
 	"讲一个你失败的经历", "Explain eventual consistency.", "What is a mutex?",
+	// the choice, A-not-A, counting and task rules, and what they must not catch
+	"你说的那个缓存，是本地缓存还是 Redis", "紧不紧张，放松一点就好", "团队几个人", "谁是你最好的导师",
+	"设计一个抢红包的系统", "whats the approach for a maximum sub array sum", "am I coming through clearly",
+	"given a grid of ones and zeros count the islands", "我们还是先开始吧。", "我们几乎每天都上线。",
+	"很多大公司都这么做。", "我先简单说一下流程。",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

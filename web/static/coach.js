@@ -89,7 +89,10 @@ export class Script {
       subjects: new Set(list(en.subjects)),
     };
     const zh = d.zh || {};
-    this.zh = { ignore: list(zh.ignore), markers: list(zh.markers), finalParticles: list(zh.final_particles) };
+    this.zh = {
+      ignore: list(zh.ignore), markers: list(zh.markers), finalParticles: list(zh.final_particles),
+      alternatives: list(zh.alternatives), aNotA: list(zh.a_not_a),
+    };
     this.classify = list(f.classify).map((r) => ({
       type: r.type || 'behavioural', framework: r.framework, en: phrases(r.en), zh: list(r.zh),
     }));
@@ -205,7 +208,25 @@ export class Script {
     for (const ig of this.zh.ignore) sentence = sentence.split(ig).join(' ');
     if (this.zh.markers.some((m) => sentence.includes(m))) return true;
     const end = trimRightNonAlnum(sentence);
-    return this.zh.finalParticles.some((p) => end.endsWith(p));
+    if (this.zh.finalParticles.some((p) => end.endsWith(p))) return true;
+    return this.zhAlternative(sentence) || this.zhANotA(sentence);
+  }
+
+  // zhAlternative is coach.Script.zhAlternative: "还是" after a 是.
+  zhAlternative(sentence) {
+    return this.zh.alternatives.some((a) => {
+      const i = sentence.indexOf(a);
+      return i > 0 && sentence.slice(0, i).includes('是');
+    });
+  }
+
+  // zhANotA is coach.Script.zhANotA: "冷不冷", "去没去".
+  zhANotA(sentence) {
+    const r = [...sentence];
+    for (let i = 1; i + 1 < r.length; i++) {
+      if (r[i - 1] === r[i + 1] && r[i - 1] !== r[i] && /\p{Script=Han}/u.test(r[i - 1]) && this.zh.aNotA.includes(r[i])) return true;
+    }
+    return false;
   }
 
   enQuestion(w) {

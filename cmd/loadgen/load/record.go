@@ -210,7 +210,7 @@ func (r *recorder) onFinal(m message, at time.Time, autoAnswer bool) {
 		r.captions = append(r.captions, caption{utt: u.index, latency: at.Sub(u.end), source: m.Source, at: at})
 	}
 	text := strings.TrimSpace(m.Text)
-	if autoAnswer && text != "" && coach.IsQuestion(text) {
+	if autoAnswer && text != "" && coach.Asks(text) {
 		q := &question{text: text, spoken: true, asked: at, uttEnd: uttEnd}
 		r.addQuestion(q)
 		r.spokenWait = append(r.spokenWait, q)

@@ -135,6 +135,24 @@ var (
 		LangZH: {right: 0.79, wrong: 0.02, falseHit: 0.20},
 		LangEN: {right: 0.75, wrong: 0.01, falseHit: 0.11},
 	}
+	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
+	// unpunctuated run-ons; 119 unbanked technical questions among the
+	// negatives), scored on 2026-12-01 with the matcher above, before any
+	// tuning on it: dev right 33.7%, wrong 1.9%, false 5.1% (zh 33.7 / 0 /
+	// 2.9, en 33.6 / 3.7 / 7.4); test 25.4 / 2.6 / 2.2 (zh 23.5 / 2.5 / 2.9,
+	// en 27.4 / 2.7 / 1.5). Whole turns defeat the score's normalisation
+	// by the utterance's own mass: the right template ranks first for 68%
+	// of the dev positives, most of them under the threshold.
+	dev2Floors = map[string]floors{
+		"all":  {right: 0.33, wrong: 0.02, falseHit: 0.06},
+		LangZH: {right: 0.33, wrong: 0.01, falseHit: 0.03},
+		LangEN: {right: 0.33, wrong: 0.04, falseHit: 0.08},
+	}
+	test2Floors = map[string]floors{
+		"all":  {right: 0.25, wrong: 0.03, falseHit: 0.03},
+		LangZH: {right: 0.23, wrong: 0.03, falseHit: 0.03},
+		LangEN: {right: 0.27, wrong: 0.03, falseHit: 0.02},
+	}
 	testFloors = map[string]floors{
 		"all":  {right: 0.75, wrong: 0.03, falseHit: 0.05},
 		LangZH: {right: 0.81, wrong: 0.025, falseHit: 0.04},
@@ -200,3 +218,13 @@ func (r rate) frac() float64 {
 func (r rate) String() string {
 	return fmt.Sprintf("%.1f%% (%d/%d)", 100*r.frac(), r.n, r.of)
 }
+
+// TestHeldout2Dev scores testdata/heldout2_dev.yaml, the dev half of a
+// second set written by another process (whole interviewer turns imagined
+// in a concrete interview, with many technical questions the bank does not
+// hold), printing its misses.
+func TestHeldout2Dev(t *testing.T) { testHeldout(t, "heldout2_dev.yaml", dev2Floors, true) }
+
+// TestHeldout2Test scores testdata/heldout2_test.yaml, the other half,
+// never tuned on: aggregates only.
+func TestHeldout2Test(t *testing.T) { testHeldout(t, "heldout2_test.yaml", test2Floors, false) }

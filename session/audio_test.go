@@ -21,15 +21,22 @@ const spoken = "Tell me about a time you handled a conflict at work"
 // /inference, with the coach answering, all on one in-memory network.
 // Build it inside a synctest bubble: the audio plays in fake time.
 func audioStack(t *testing.T) (*memServer, *vendorsim.Server) {
+	ms, sim, _ := whisperSaying(t, spoken)
+	return ms, sim
+}
+
+// whisperSaying is audioStack with its pool, the simulated whisper
+// transcribing every utterance as said, at L3.
+func whisperSaying(t *testing.T, said string) (*memServer, *vendorsim.Server, *asr.Pool) {
 	t.Helper()
 	n := vendorsim.NewMemNet()
-	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{spoken}, InferenceDelay: 30 * time.Millisecond})
+	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{said}, InferenceDelay: 30 * time.Millisecond})
 	t.Cleanup(sim.Close)
 	n.Serve("whisper:80", sim)
 	cfg := asr.Config{WhisperURLs: []string{"http://whisper:80"}, PartialEveryMs: 150, RetryMs: 100, HTTPClient: n.Client()}
 	pool := asr.NewPool(cfg, zerolog.Nop(), nil)
 	t.Cleanup(pool.Close)
-	return newMemServerOn(t, n, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg}), sim
+	return newMemServerOn(t, n, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg}), sim, pool
 }
 
 // streamWAV sends a WAV's PCM in 20 ms frames, paced at speed× real time,
@@ -208,14 +215,7 @@ func TestSpokenRequestsAnswered(t *testing.T) {
 }
 
 func spokenRequest(t *testing.T, said string, asks bool) {
-	n := vendorsim.NewMemNet()
-	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{said}, InferenceDelay: 30 * time.Millisecond})
-	t.Cleanup(sim.Close)
-	n.Serve("whisper:80", sim)
-	cfg := asr.Config{WhisperURLs: []string{"http://whisper:80"}, PartialEveryMs: 150, RetryMs: 100, HTTPClient: n.Client()}
-	pool := asr.NewPool(cfg, zerolog.Nop(), nil)
-	t.Cleanup(pool.Close)
-	ms := newMemServerOn(t, n, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg})
+	ms, _, _ := whisperSaying(t, said)
 	c, _ := ms.start(t)
 	finals, answered := 0, 0
 	c.play("../asr/testdata/en_questions.wav", func(m msg) {

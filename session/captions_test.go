@@ -9,8 +9,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/poise-dev/poise/asr"
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
-	"github.com/poise-dev/poise/tiers"
-	"github.com/rs/zerolog"
 )
 
 const questionsWAV = "../asr/testdata/en_questions.wav"
@@ -18,15 +16,7 @@ const questionsWAV = "../asr/testdata/en_questions.wav"
 // captionsStack is audioStack with its pool. Build it inside a synctest
 // bubble.
 func captionsStack(t *testing.T) (*memServer, *vendorsim.Server, *asr.Pool) {
-	t.Helper()
-	n := vendorsim.NewMemNet()
-	sim := vendorsim.New(vendorsim.Options{Transcripts: []string{spoken}, InferenceDelay: 30 * time.Millisecond})
-	t.Cleanup(sim.Close)
-	n.Serve("whisper:80", sim)
-	cfg := asr.Config{WhisperURLs: []string{"http://whisper:80"}, PartialEveryMs: 150, RetryMs: 100, HTTPClient: n.Client()}
-	pool := asr.NewPool(cfg, zerolog.Nop(), nil)
-	t.Cleanup(pool.Close)
-	return newMemServerOn(t, n, Config{Health: newFakeHealth(tiers.L3), ASR: pool, ASRConfig: cfg}), sim, pool
+	return whisperSaying(t, spoken)
 }
 
 // play streams a WAV at real time (fake time in a bubble), then a ping,

@@ -439,10 +439,12 @@ func TestResetAIWithL1DownThroughServer(t *testing.T) {
 	if start.Level != "L2" {
 		t.Fatalf("after Reset AI with L1 down the answer came from %s (%s), want L2", start.Level, start.Source)
 	}
-	if levelMsg == nil || levelMsg.Level != "L2" || levelMsg.Reason != "vendor_all_down" || !levelMsg.hasChip() || levelMsg.at.After(start.at) {
+	if levelMsg == nil || levelMsg.From != "L1" || levelMsg.Level != "L2" || levelMsg.Reason != "vendor_all_down" || !levelMsg.hasChip() || levelMsg.at.After(start.at) {
 		t.Fatalf("the level message of the first question after Reset AI: %+v, want L1 → L2 with a chip before the answer", levelMsg)
 	}
 	rdb := redistest.Dial(t, url)
+	// Before any further question: the records follow the session's
+	// level change asynchronously, within moments.
 	waitUntil(t, "the ops API and Redis say L2", func() bool {
 		return opsLevel(t, r.addr, w.SessionID) == "L2" &&
 			rdb.HGet(t.Context(), "poise:session:"+w.SessionID, "level").Val() == "L2"

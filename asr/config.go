@@ -77,6 +77,24 @@ type Config struct {
 	// client of its own with no overall timeout (requests are bounded by
 	// RequestTimeoutMs).
 	HTTPClient *http.Client `yaml:"-"`
+	// Circuits are the process's shared circuits of these backends (the
+	// health center's, fed by its probes and by the pool's own results).
+	// Not from YAML. Default nil: each backend's own health alone.
+	Circuits Circuits `yaml:"-"`
+}
+
+// Circuits is what the pool needs of a health center that keeps one
+// circuit per backend, by the pool's names ("whisper@host:port",
+// "cloud"). A backend whose circuit is open is tried after the others
+// (for a final, after the cloud), and counts as down in the captions
+// State; every request's end is reported, so live failures and successes
+// meet the probes' results. Implementations never block on I/O.
+type Circuits interface {
+	// BackendUp reports whether backend's circuit is closed.
+	BackendUp(backend string) bool
+	// Report records how one request to backend ended: ok, or failed
+	// with class ("timeout", "server", "rate_limited", "unavailable").
+	Report(backend string, ok bool, class string)
 }
 
 // CloudConfig is the optional cloud speech-to-text (OpenAI-compatible

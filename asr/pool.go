@@ -48,7 +48,8 @@ type Pool struct {
 	log            zerolog.Logger
 	metrics        *Metrics
 	now            func() time.Time
-	chain          chain // the captions State (state.go)
+	chain          chain    // the captions State (state.go)
+	circuits       Circuits // nil: each backend's own health alone
 
 	ctx    context.Context // ends at Close; bounds every request
 	cancel context.CancelFunc
@@ -67,6 +68,7 @@ func NewPool(cfg Config, log zerolog.Logger, m *Metrics) *Pool {
 		log:            log,
 		metrics:        m,
 		now:            time.Now,
+		circuits:       cfg.Circuits,
 		ctx:            ctx,
 		cancel:         cancel,
 	}
@@ -122,7 +124,9 @@ func (p *Pool) Backends() []BackendStatus {
 // Recognize transcribes pcm (16 kHz mono) in lang ("zh", "en"; empty: the
 // server's default) and returns the cleaned text and its source
 // (SourceWhisper or SourceCloud). It tries the whisper servers that are up,
-// least loaded first, then the cloud (finals only). A partial is refused at
+// least loaded first, then the cloud (finals only); a backend that is up
+// by its own health but whose shared circuit is open (Config.Circuits) is
+// tried only after those, as a last resort. A partial is refused at
 // once with ErrBusy when every server has work waiting; a final waits for
 // queue room. It blocks until a transcript, ErrUnavailable, ctx's end, or
 // Close (ErrClosed).
@@ -133,33 +137,26 @@ func (p *Pool) Recognize(ctx context.Context, pcm []int16, lang string, partial 
 	padded := padSilence(pcm, minWhisperAudio)
 	wav := EncodeWAV(padded, SampleRate)
 	audio := time.Duration(len(padded)) * time.Second / SampleRate
-	var errs []error
-	busy := false
-	for _, s := range p.candidates() {
-		text, err := p.onServer(ctx, s, &job{ctx: ctx, wav: wav, audio: audio, lang: lang, partial: partial, done: make(chan jobResult, 1)})
-		switch {
-		case err == nil:
-			return cleanText(text), SourceWhisper, nil
-		case ctx.Err() != nil:
-			return "", "", ctx.Err()
-		case errors.Is(err, ErrClosed):
-			return "", "", ErrClosed
-		case errors.Is(err, ErrBusy):
-			busy = true
-		default:
-			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
-		}
+	r := &recognition{ctx: ctx, wav: wav, audio: audio, lang: lang, partial: partial}
+	closed, open := p.candidates()
+	cloudUp := p.circuitUp(cloudName)
+	text, source, done := p.onWhisper(r, closed)
+	if !done {
+		text, source, done = p.onCloud(r, cloudUp)
 	}
-	if !partial && p.cloud != nil && p.cloud.health.available(p.now()) {
-		text, err := p.cloud.transcribe(ctx, p, wav, lang)
-		if err == nil {
-			return cleanText(text), SourceCloud, nil
-		}
-		if ctx.Err() != nil {
-			return "", "", ctx.Err()
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", cloudName, err))
+	if !done { // the last resort: backends whose circuit is open
+		text, source, done = p.onWhisper(r, open)
 	}
+	if !done {
+		text, source, done = p.onCloud(r, !cloudUp)
+	}
+	switch {
+	case r.err != nil:
+		return "", "", r.err
+	case done:
+		return cleanText(text), source, nil
+	}
+	errs, busy := r.errs, r.busy
 	if busy && len(errs) == 0 {
 		p.metrics.incPartialSkipped()
 		return "", "", ErrBusy
@@ -170,8 +167,63 @@ func (p *Pool) Recognize(ctx context.Context, pcm []int16, lang string, partial 
 	return "", "", fmt.Errorf("%w: %w", ErrUnavailable, errors.Join(errs...))
 }
 
-// candidates are the whisper servers that are up, least loaded first.
-func (p *Pool) candidates() []*server {
+// recognition is one Recognize call's attempts.
+type recognition struct {
+	ctx     context.Context
+	wav     []byte
+	audio   time.Duration
+	lang    string
+	partial bool
+	errs    []error // the backends' failures
+	busy    bool    // a whisper queue refused a partial
+	err     error   // ends the call: ctx's, or ErrClosed
+}
+
+// onWhisper tries servers in turn. done is true when one answered (source
+// SourceWhisper) or r.err ends the call.
+func (p *Pool) onWhisper(r *recognition, servers []*server) (text, source string, done bool) {
+	for _, s := range servers {
+		text, err := p.onServer(r.ctx, s, &job{ctx: r.ctx, wav: r.wav, audio: r.audio, lang: r.lang, partial: r.partial, done: make(chan jobResult, 1)})
+		switch {
+		case err == nil:
+			return text, SourceWhisper, true
+		case r.ctx.Err() != nil:
+			r.err = r.ctx.Err()
+			return "", "", true
+		case errors.Is(err, ErrClosed):
+			r.err = ErrClosed
+			return "", "", true
+		case errors.Is(err, ErrBusy):
+			r.busy = true
+		default:
+			r.errs = append(r.errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+	}
+	return "", "", false
+}
+
+// onCloud tries the cloud for a final when turn is true and the cloud is
+// up by its own health. done as for onWhisper.
+func (p *Pool) onCloud(r *recognition, turn bool) (text, source string, done bool) {
+	if !turn || r.partial || p.cloud == nil || !p.cloud.health.available(p.now()) {
+		return "", "", false
+	}
+	text, err := p.cloud.transcribe(r.ctx, p, r.wav, r.lang)
+	switch {
+	case err == nil:
+		return text, SourceCloud, true
+	case r.ctx.Err() != nil:
+		r.err = r.ctx.Err()
+		return "", "", true
+	}
+	r.errs = append(r.errs, fmt.Errorf("%s: %w", cloudName, err))
+	return "", "", false
+}
+
+// candidates are the whisper servers that are up by their own health,
+// least loaded first: those whose shared circuit is closed, and those
+// whose circuit is open (tried last).
+func (p *Pool) candidates() (closed, open []*server) {
 	now := p.now()
 	type loaded struct {
 		s    *server
@@ -184,11 +236,20 @@ func (p *Pool) candidates() []*server {
 		}
 	}
 	slices.SortStableFunc(up, func(a, b loaded) int { return a.load - b.load })
-	out := make([]*server, len(up))
-	for i, l := range up {
-		out[i] = l.s
+	for _, l := range up {
+		if p.circuitUp(l.s.name) {
+			closed = append(closed, l.s)
+		} else {
+			open = append(open, l.s)
+		}
 	}
-	return out
+	return closed, open
+}
+
+// circuitUp reports whether backend's shared circuit is closed (true
+// without Circuits).
+func (p *Pool) circuitUp(backend string) bool {
+	return p.circuits == nil || p.circuits.BackendUp(backend)
 }
 
 // onServer queues j at s and waits for its result, withdrawing it if ctx
@@ -225,6 +286,9 @@ func (p *Pool) observe(name string, h *health, partial bool, audio, took time.Du
 	p.metrics.observeDecode(name, partial, took)
 	if err == nil {
 		h.paced(took, audio)
+	}
+	if p.circuits != nil {
+		p.circuits.Report(name, err == nil, class)
 	}
 	wentDown, cameUp := h.record(counts, p.now(), p.retry)
 	defer p.refresh()

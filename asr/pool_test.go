@@ -36,6 +36,9 @@ type rigOptions struct {
 	delay      time.Duration // whisper decode time
 	cloud      bool
 	cfg        Config
+	// circuits, when set, gives the pool shared circuits over the rig's
+	// network.
+	circuits func(*vendorsim.MemNet) Circuits
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -64,6 +67,9 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		r.cfg.Cloud = CloudConfig{BaseURL: "http://cloud:80/v1", APIKey: "test-key"}
 	}
 	r.cfg.HTTPClient = r.net.Client()
+	if o.circuits != nil {
+		r.cfg.Circuits = o.circuits(r.net)
+	}
 	if err := r.cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -63,11 +63,14 @@ func (p *Pool) refresh() {
 // computeState: live while a whisper server is up and fast enough;
 // degraded while only slow whisper servers or the cloud are up; else
 // paused. A backend is up until it fails twice in a row, and down again
-// until a request succeeds (being due for a retry is not being up).
+// until a request succeeds (being due for a retry is not being up), and
+// only while its shared circuit (Config.Circuits) is not open.
 func (p *Pool) computeState() State {
 	slowOnly := false
 	for _, s := range p.servers {
-		switch up, slow := s.health.condition(); {
+		up, slow := s.health.condition()
+		up = up && p.circuitUp(s.name)
+		switch {
 		case up && !slow:
 			return StateLive
 		case up:
@@ -78,7 +81,7 @@ func (p *Pool) computeState() State {
 		return StateDegraded
 	}
 	if p.cloud != nil {
-		if up, _ := p.cloud.health.condition(); up {
+		if up, _ := p.cloud.health.condition(); up && p.circuitUp(cloudName) {
 			return StateDegraded
 		}
 	}

@@ -122,7 +122,7 @@ func TestPick(t *testing.T) {
 	for _, sc := range short {
 		names = append(names, sc.name)
 	}
-	if !slices.Equal(names, []string{"l1-outage", "rate-limit-429", "stream-cut", "local-timeout", "node-killed"}) {
+	if !slices.Equal(names, []string{"l1-outage", "rate-limit-429", "partial-outage", "stream-cut", "local-timeout", "node-killed"}) {
 		t.Errorf("short run: %v", names)
 	}
 	all, _ := pick(options{})
@@ -155,7 +155,7 @@ func TestScenariosAreWellFormed(t *testing.T) {
 			t.Errorf("%s: several nodes need Redis to share sessions", sc.name)
 		}
 	}
-	for _, want := range []string{"l1-outage", "rate-limit-429", "quota-402", "model-404", "dns-failure", "slow-first-token",
+	for _, want := range []string{"l1-outage", "rate-limit-429", "partial-outage", "quota-402", "model-404", "dns-failure", "slow-first-token",
 		"stream-stall", "stream-cut", "local-timeout", "templates-down", "whisper-down", "redis-down", "node-killed"} {
 		if !seen[want] {
 			t.Errorf("the suite lacks %s", want)

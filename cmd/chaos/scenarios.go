@@ -47,6 +47,31 @@ func everySession(keys ...string) func(*outcome, *load.Result) []string {
 	}
 }
 
+// exactly expects each opened session to have made the transitions keys,
+// in this order, and no other: for a fault that should move a session
+// once and back once, any more is flapping.
+func exactly(keys ...string) func(*outcome, *load.Result) []string {
+	want := strings.Join(keys, ", ")
+	return func(o *outcome, res *load.Result) []string {
+		bySession := map[int][]string{}
+		for _, l := range res.Levels {
+			bySession[l.Session] = append(bySession[l.Session], fmt.Sprintf("%s→%s (%s)", l.From, l.To, l.Reason))
+		}
+		good, example := 0, ""
+		for id, got := range bySession {
+			if s := strings.Join(got, ", "); s == want {
+				good++
+			} else if example == "" {
+				example = fmt.Sprintf("; session %d: %s", id, s)
+			}
+		}
+		if good < o.Opened {
+			return []string{fmt.Sprintf("expected exactly %s for every session, %d of %d did%s", want, good, o.Opened, example)}
+		}
+		return nil
+	}
+}
+
 // resumed expects at least one session to have resumed after its node
 // died.
 func resumed(o *outcome, res *load.Result) []string {
@@ -102,6 +127,7 @@ var (
 // Faults the scenarios use.
 var (
 	outage  = vendorsim.Fault{Status: 503, HealthDown: true}
+	partial = vendorsim.Fault{Status: 503} // completions fail; the model list and /health answer
 	limited = vendorsim.Fault{Status: 429, RetryAfter: "1", FailNext: 12}
 )
 
@@ -170,6 +196,16 @@ var scenarios = []scenario{
 			faultOn(10*time.Second, "vendor-a: next 12 requests 429", simVendorA, "*", limited),
 			faultOn(10*time.Second, "vendor-b: next 12 requests 429", simVendorB, "*", limited),
 			clearAt(13*time.Second, "bursts over", simVendorA, simVendorB),
+		},
+	},
+	{
+		name: "partial-outage", about: "both L1 vendors answer 503 to every completion while their model list answers 200 (an overloaded deployment), then recover",
+		ci: true, duration: 24 * time.Second, faultFrom: 3 * time.Second, faultUntil: 13 * time.Second,
+		expect: exactly("L1→L2 (vendor_all_down)", "L2→L1 (recovered)"),
+		steps: []step{
+			faultOn(3*time.Second, "vendor-a: completions 503, model list 200", simVendorA, "*", partial),
+			faultOn(3*time.Second, "vendor-b: completions 503, model list 200", simVendorB, "*", partial),
+			clearAt(13*time.Second, "both vendors recover", simVendorA, simVendorB),
 		},
 	},
 	{

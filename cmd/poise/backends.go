@@ -80,6 +80,17 @@ const (
 	asrCloudModel   = "gpt-4o-mini-transcribe"
 )
 
+// asrCircuits gives the captions' pool the health center's circuits of
+// the whisper servers and the cloud speech-to-text (probed above under
+// the pool's own names), and feeds them the pool's live results.
+type asrCircuits struct{ h *health.Center }
+
+func (c asrCircuits) BackendUp(backend string) bool { return c.h.BackendUp(backend) }
+
+func (c asrCircuits) Report(backend string, ok bool, class string) {
+	c.h.Report(backend, ok, upstream.Class(class))
+}
+
 // chatProbe is a chat endpoint's probe: a one-token completion, or the
 // model list when the endpoint asks for it or names no model of its own
 // (a gateway entry whose model is the client's, "{model}").

@@ -120,7 +120,9 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	}
 	a.wg.Go(func() { a.health.Run(ctx) })
 
-	pool := asr.NewPool(cfg.ASR, log, asr.NewMetrics(reg))
+	asrCfg := cfg.ASR
+	asrCfg.Circuits = asrCircuits{a.health} // whisper vs cloud by their circuits
+	pool := asr.NewPool(asrCfg, log, asr.NewMetrics(reg))
 	a.stop = append(a.stop, pool.Close)
 
 	sc := cfg.sessionConfig()

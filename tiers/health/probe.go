@@ -95,6 +95,13 @@ func CompletionProbe(name string, lvl level.Level, ep upstream.Endpoint, firstTo
 // silenceMS is the length of the ASR probes' silent clip.
 const silenceMS = 500
 
+// audioProbeTimeout bounds one ASR probe. A decode takes its time
+// whatever the health interval (half of which bounds other probes): a
+// whisper server decoding 200 ms per request must not fail every probe
+// of a 200 ms interval, which would open its circuit while it answers
+// every caption.
+const audioProbeTimeout = maxProbeTimeout
+
 // silentWAV is a canonical 16 kHz mono PCM16 WAV of silenceMS of silence.
 func silentWAV() []byte {
 	const rate = 16000
@@ -137,7 +144,7 @@ func TranscriptionProbe(name, baseURL, apiKey, model string, hc *http.Client) Pr
 
 func audioProbe(name, url, apiKey string, fields [][2]string, hc *http.Client) Probe {
 	wav := silentWAV()
-	return Probe{Name: name, Level: level.None, Check: func(ctx context.Context) error {
+	return Probe{Name: name, Level: level.None, Timeout: audioProbeTimeout, Check: func(ctx context.Context) error {
 		var buf bytes.Buffer
 		w := multipart.NewWriter(&buf)
 		part, err := w.CreateFormFile("file", "probe.wav")

@@ -6,8 +6,9 @@ import (
 )
 
 // Fault is what a model does wrong. The zero Fault behaves normally. Fields
-// combine: for example Status with FirstTokenDelayMS is a slow error, and
-// HealthDown with Status 503 is a full outage.
+// combine: for example Status with FirstTokenDelayMS is a slow error,
+// HealthDown with Status 503 is a full outage, and Status 503 alone is a
+// partial outage (completions fail while /v1/models and /health answer).
 type Fault struct {
 	// Status answers with this HTTP status and an OpenAI error body: 429,
 	// 500, 503, 402, 404 (model_not_found), 400 ... Statuses outside

@@ -125,6 +125,42 @@ func TestAnyModelFault(t *testing.T) {
 	}
 }
 
+// TestPartialOutage: a Status fault without HealthDown is a partial
+// outage, as a real deployment overloaded with 503s or out of quota shows
+// it: every completion (streamed or not) fails while GET /v1/models,
+// GET /v1/models/{m} and /health answer 200, so only a probe that asks for
+// a completion sees it.
+func TestPartialOutage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fastOptions)
+	ctx := testContext(t)
+	h.sim.SetFault(AnyModel, Fault{Status: http.StatusServiceUnavailable})
+	var ae *openai.Error
+	if _, err := h.client.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "hi")); !errors.As(err, &ae) || ae.StatusCode != 503 {
+		t.Fatalf("completion: %v, want a 503", err)
+	}
+	if r := readStream(ctx, h, chatParams("gpt-4o-mini", "hi")); !errors.As(r.err, &ae) || ae.StatusCode != 503 || r.content != "" {
+		t.Fatalf("streamed completion: %q, %v, want a 503", r.content, r.err)
+	}
+	page, err := h.client.Models.List(ctx)
+	if err != nil || !slices.ContainsFunc(page.Data, func(m openai.Model) bool { return m.ID == "gpt-4o-mini" }) {
+		t.Fatalf("model list during the partial outage: %v", err)
+	}
+	if m, err := h.client.Models.Get(ctx, "gpt-4o-mini"); err != nil || m.ID != "gpt-4o-mini" {
+		t.Fatalf("model lookup during the partial outage: %v", err)
+	}
+	if status, _, body := do(t, h.srv.Client(), jsonRequest(t, ctx, "GET", h.srv.URL+"/health", "")); status != 200 {
+		t.Fatalf("/health during the partial outage: %d %s", status, body)
+	}
+	if c := h.waitCounters(t, "gpt-4o-mini", settled); c.Requests != 2 || c.Failed != 2 || c.Probes != 1 {
+		t.Fatalf("counters = %+v, want 2 failed requests and 1 probe", c)
+	}
+	h.sim.ClearFaults()
+	if _, err := h.client.Chat.Completions.New(ctx, chatParams("gpt-4o-mini", "hi")); err != nil {
+		t.Fatalf("after the outage cleared: %v", err)
+	}
+}
+
 func TestStallCountsCancelled(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fastOptions)

@@ -72,3 +72,14 @@ func procCPU(pid int) time.Duration {
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return time.Duration((ut + st) / clockTicks * float64(time.Second))
 }
+
+// stepMark is a moment's CPU counters of a load step: the machine's and
+// this process's, poise's and the simulators' (from /proc).
+type stepMark struct {
+	cpu         cpuMark
+	poise, sims time.Duration
+}
+
+func markStep(poisePID int, sims map[string]*sim) stepMark {
+	return stepMark{cpu: markCPU(), poise: procCPU(poisePID), sims: simsCPU(sims)}
+}

@@ -28,6 +28,7 @@ type client struct {
 	rs     resumeState
 	ws     *websocket.Conn
 	done   chan struct{} // closed by the reader of ws when ws ends
+	drop   chan struct{} // Run.Drop asks drive to drop the connection; buffered 1
 	typed  int           // typed questions asked so far
 	nextQ  time.Time     // when the next typed question is due
 	audio  audioState
@@ -36,7 +37,7 @@ type client struct {
 func newClient(idx int, cfg *Config) *client {
 	seed := uint64(cfg.Seed)
 	return &client{
-		idx: idx, cfg: cfg, prof: cfg.Profiles[idx%len(cfg.Profiles)], rec: newRecorder(),
+		idx: idx, cfg: cfg, prof: cfg.Profiles[idx%len(cfg.Profiles)], rec: newRecorder(), drop: make(chan struct{}, 1),
 		rng:    rand.New(rand.NewPCG(seed, uint64(idx)+1)),
 		server: idx % len(cfg.Servers),
 	}
@@ -115,6 +116,8 @@ func (c *client) drive(ctx context.Context, start, stop, end time.Time) {
 				// The server flushes the open utterance as a final.
 				_ = send(ctx, c.ws, map[string]any{"type": "audio_stop"}) // a failed write ends the reader
 			}
+		case <-c.drop:
+			c.ws.CloseNow() // the reader ends; done follows
 		case <-c.done:
 			if !c.reconnect(ctx, end) {
 				return

@@ -71,6 +71,24 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	return r, nil
 }
 
+// Drop closes the connections of the opened sessions numbered idx (0 to
+// Opened-1, in opening order) at once, as a lost network would, without a
+// close handshake; each then resumes with its last_seq as after any lost
+// connection (the Result's Reconnects). It does not block.
+func (r *Run) Drop(idx ...int) {
+	for _, i := range idx {
+		if i >= 0 && i < len(r.clients) {
+			select {
+			case r.clients[i].drop <- struct{}{}:
+			default: // a drop is already pending
+			}
+		}
+	}
+}
+
+// Opened is the number of sessions that opened.
+func (r *Run) Opened() int { return len(r.clients) }
+
 // Started is when traffic started; fault schedules are relative to it.
 func (r *Run) Started() time.Time { return r.start }
 

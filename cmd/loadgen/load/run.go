@@ -22,7 +22,7 @@ type Run struct {
 	end     time.Time
 
 	cancel   context.CancelFunc
-	wg       sync.WaitGroup // drive goroutines and the sampler
+	wg       sync.WaitGroup // pacers and the sampler
 	timeline []Sample       // written by the sampler, read after wg.Wait
 }
 
@@ -64,8 +64,9 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	r.start = time.Now()
 	r.stop = r.start.Add(cfg.Duration)
 	r.end = r.stop.Add(drainFor(cfg.SLA))
-	for _, c := range r.clients {
-		r.wg.Go(func() { c.drive(rctx, r.start, r.stop, r.end) })
+	for i := 0; i < len(r.clients); i += shardSize {
+		p := newPacer(r.clients[i:min(i+shardSize, len(r.clients))], r.start, r.stop, r.end)
+		r.wg.Go(func() { p.run(rctx) })
 	}
 	r.wg.Go(func() { r.sample(rctx) })
 	return r, nil

@@ -18,7 +18,9 @@ import (
 // idleReport is the server's memory per idle session, and how long a
 // resume takes while it holds them.
 type idleReport struct {
-	Sessions   int     `json:"sessions"`
+	Asked      int     `json:"asked"`
+	Sessions   int     `json:"sessions"`              // opened
+	DialFailed string  `json:"dial_failed,omitempty"` // the first dial failure, if any
 	HeapKiB    float64 `json:"heap_kib"`
 	RSSKiB     float64 `json:"rss_kib"`
 	Goroutines float64 `json:"goroutines"`
@@ -54,7 +56,7 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 	}
 	heap0, rss0, g0 := n.metric("go_memstats_heap_inuse_bytes"), n.metric("process_resident_memory_bytes"), n.metric("go_goroutines")
 	r, err := load.Start(ctx, load.Config{Servers: []string{n.url}, Sessions: count, Profiles: []load.Profile{{Name: "idle"}},
-		Duration: idleSettle + resumeFor, Dialers: 64})
+		Duration: idleSettle + resumeFor, Dialers: loadDialers})
 	if err != nil {
 		return idleReport{}, err
 	}
@@ -74,11 +76,14 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 		return idleReport{}, err
 	}
 	k := float64(res.Opened)
-	rep := idleReport{Sessions: res.Opened, NoFile: nofile,
+	rep := idleReport{Asked: count, Sessions: res.Opened, NoFile: nofile,
 		HeapKiB:    (n.metric("go_memstats_heap_inuse_bytes") - heap0) / k / 1024,
 		RSSKiB:     (n.metric("process_resident_memory_bytes") - rss0) / k / 1024,
 		Goroutines: (n.metric("go_goroutines") - g0) / k,
 		Lost:       res.Lost, Doubled: res.Doubled}
+	if len(res.DialFailures) > 0 {
+		rep.DialFailed = res.DialFailures[0]
+	}
 	var took []float64
 	for _, rc := range res.Reconnects {
 		rep.Resumes++

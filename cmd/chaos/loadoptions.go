@@ -111,9 +111,6 @@ func profileSelf(dir string) (stop func(), err error) {
 	if dir == "" {
 		return func() {}, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	f, err := os.Create(filepath.Join(dir, "loadgen.pprof"))
 	if err != nil {
 		return nil, err

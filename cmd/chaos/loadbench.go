@@ -74,14 +74,15 @@ type loadStep struct {
 	Doubled       int     `json:"doubled"`
 	// CPU figures are over the traffic window (every session open, before
 	// the drain), from /proc accounting (utime + stime).
-	WindowS         float64 `json:"window_s"`
-	CPU             float64 `json:"server_cores"`                // poise's CPU use, in cores
-	CPUPerSessionUS float64 `json:"server_cpu_us_per_session_s"` // poise's CPU per open session per second, in µs
-	LoadCPU         float64 `json:"loadgen_cores"`               // the load generator's (this process)
-	SimsCPU         float64 `json:"sims_cores"`                  // the simulators'
-	MachineBusy     float64 `json:"machine_busy"`                // share of the machine's CPU time busy; -1 unknown
-	RSSMiB          float64 `json:"server_rss_mib"`
-	Pass            bool    `json:"pass"`
+	WindowS         float64   `json:"window_s"`
+	CPU             float64   `json:"server_cores"`                // poise's CPU use, in cores
+	CPUPerSessionUS float64   `json:"server_cpu_us_per_session_s"` // poise's CPU per open session per second, in µs
+	LoadCPU         float64   `json:"loadgen_cores"`               // the load generator's (this process)
+	SimsCPU         float64   `json:"sims_cores"`                  // the simulators'
+	MachineBusy     float64   `json:"machine_busy"`                // share of the machine's CPU time busy; -1 unknown
+	CPUsBusy        []float64 `json:"cpus_busy"`                   // each CPU's busy share (pinned: CPU 0 is poise's)
+	RSSMiB          float64   `json:"server_rss_mib"`
+	Pass            bool      `json:"pass"`
 }
 
 // loadBenchmark runs the load measurements on their own simulators and
@@ -202,9 +203,9 @@ func (s *suite) ramp(ctx context.Context, n *node, sims map[string]*sim, steps [
 		if err != nil {
 			return lr, err
 		}
-		s.log("load run %d: %d sessions: p99 first content %.0f ms, %.1f%% within SLA, captions p95 %.0f ms (%d missed), %d errors, %d lost; poise %.2f cores, %.0f µs per session-second; loadgen %.2f, simulators %.2f cores, machine %.0f%% busy; pass %v",
+		s.log("load run %d: %d sessions: p99 first content %.0f ms, %.1f%% within SLA, captions p95 %.0f ms (%d missed), %d errors, %d lost; poise %.2f cores, %.0f µs per session-second; loadgen %.2f, simulators %.2f cores; CPUs busy %s; pass %v",
 			run, st.Sessions, st.FirstP99, 100*st.FirstShare, st.CaptionP95, st.CaptionMissed, st.Errors, st.Lost,
-			st.CPU, st.CPUPerSessionUS, st.LoadCPU, st.SimsCPU, 100*st.MachineBusy, st.Pass)
+			st.CPU, st.CPUPerSessionUS, st.LoadCPU, st.SimsCPU, busyText(st.CPUsBusy), st.Pass)
 		lr.Steps = append(lr.Steps, st)
 		if !st.Pass {
 			break
@@ -251,7 +252,7 @@ func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, ses
 		WindowS:         window.Seconds(),
 		CPU:             cores(to.poise-from.poise, window),
 		CPUPerSessionUS: perSessionSecond(to.poise-from.poise, res.Opened, window),
-		LoadCPU:         from.cpu.selfCores(to.cpu), MachineBusy: from.cpu.machineBusy(to.cpu),
+		LoadCPU:         from.cpu.selfCores(to.cpu), MachineBusy: from.cpu.machineBusy(to.cpu), CPUsBusy: from.cpu.cpusBusy(to.cpu),
 		SimsCPU: cores(to.sims-from.sims, window),
 		RSSMiB:  n.metric("process_resident_memory_bytes") / (1 << 20)}
 	st.Pass = st.Opened == sessions && st.FirstP99 <= suiteSLAms && sum.NoContent == 0 &&
@@ -274,7 +275,7 @@ func (l *loadReport) markdown() string {
 			st.Cores.text("%.2f"), st.CPUPerSessionUS.text("%.0f"), st.LoadCores.text("%.2f"), st.SimsCores.text("%.2f"))
 	}
 	b.WriteString("\nEvery step of every run:\n\n")
-	b.WriteString("| run | sessions | questions | first content ≤ sla_ms | p50 | p99 | first content by source | captions p95 (missed) | errors | lost / doubled | CPU cores: poise / loadgen / simulators; machine busy | poise CPU per session-second | poise RSS | within target |\n")
+	b.WriteString("| run | sessions | questions | first content ≤ sla_ms | p50 | p99 | first content by source | captions p95 (missed) | errors | lost / doubled | CPU cores: poise / loadgen / simulators; busy per CPU | poise CPU per session-second | poise RSS | within target |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---|\n")
 	for i, r := range l.Runs {
 		for _, st := range r.Steps {
@@ -282,9 +283,9 @@ func (l *loadReport) markdown() string {
 			if !st.Pass {
 				ok = "❌"
 			}
-			fmt.Fprintf(&b, "| %d | %d | %d | %s | %.0f ms | %.0f ms | %s | %.0f ms (%d) | %d | %d / %d | %.2f / %.2f / %.2f; %.0f%% | %.0f µs | %.0f MiB | %s |\n",
+			fmt.Fprintf(&b, "| %d | %d | %d | %s | %.0f ms | %.0f ms | %s | %.0f ms (%d) | %d | %d / %d | %.2f / %.2f / %.2f; %s | %.0f µs | %.0f MiB | %s |\n",
 				i+1, st.Sessions, st.Questions, pct(st.FirstShare), st.FirstP50, st.FirstP99, sourcesText(st.ByFirst),
-				st.CaptionP95, st.CaptionMissed, st.Errors, st.Lost, st.Doubled, st.CPU, st.LoadCPU, st.SimsCPU, 100*st.MachineBusy,
+				st.CaptionP95, st.CaptionMissed, st.Errors, st.Lost, st.Doubled, st.CPU, st.LoadCPU, st.SimsCPU, busyText(st.CPUsBusy),
 				st.CPUPerSessionUS, st.RSSMiB, ok)
 		}
 	}
@@ -294,6 +295,18 @@ func (l *loadReport) markdown() string {
 	fmt.Fprintf(&b, "**Engine's added latency** over a direct streaming call to the same simulator (light load, L1): question → `answer_start` p50 %.0f ms / p99 %.0f ms (%d questions); direct request → first content chunk p50 %.0f ms / p99 %.0f ms (%d calls); **added p50 %.1f ms**.\n",
 		o.PoiseP50, o.PoiseP99, o.Questions, o.DirectP50, o.DirectP99, o.DirectCalls, o.PoiseP50-o.DirectP50)
 	return b.String()
+}
+
+// busyText is "CPU 0 45%, CPU 1 98%".
+func busyText(busy []float64) string {
+	if len(busy) == 0 {
+		return "unknown"
+	}
+	parts := make([]string, len(busy))
+	for i, b := range busy {
+		parts[i] = fmt.Sprintf("CPU %d %.0f%%", i, 100*b)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // simsCPU is the CPU time the simulators have used.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,27 @@ func TestLoadOptions(t *testing.T) {
 	}
 	if p := choosePinning(false); p.poise != "" || p.traffic != "" {
 		t.Errorf("unpinned by request, yet %+v", p)
+	}
+}
+
+func TestCPUsBusy(t *testing.T) {
+	// Two /proc/stat cpu lines a second apart (USER_HZ 100): CPU 0 busy
+	// 45 of 100 jiffies, CPU 1 98 of 100 (iowait counts as idle).
+	a := parseJiffies("cpu0 1000 0 500 8000 100 0 20 0 0 0")
+	b := parseJiffies("cpu0 1030 0 513 8050 105 0 22 0 0 0")
+	c := parseJiffies("cpu1 2000 10 700 6000 0 0 0 0 0 0")
+	d := parseJiffies("cpu1 2070 10 728 6002 0 0 0 0 0 0")
+	if a.total != 9620 || a.busy != 1520 {
+		t.Errorf("jiffies %+v", a)
+	}
+	got := cpuMark{perCPU: []jiffies{a, c}}.cpusBusy(cpuMark{perCPU: []jiffies{b, d}})
+	if len(got) != 2 || got[0] != 0.45 || got[1] != 0.98 {
+		t.Errorf("busy %v, want [0.45 0.98]", got)
+	}
+	if busyText(got) != "CPU 0 45%, CPU 1 98%" || busyText(nil) != "unknown" {
+		t.Errorf("text %q", busyText(got))
+	}
+	if m := markCPU(); len(m.perCPU) != runtime.NumCPU() {
+		t.Errorf("/proc/stat gave %d CPUs, the runtime %d", len(m.perCPU), runtime.NumCPU())
 	}
 }

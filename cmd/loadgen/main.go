@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.StringVar(&servers, "server", "http://127.0.0.1:8080", "Poise base `URLs`, comma-separated (loopback); sessions spread over them and resume on the next")
 	fs.IntVar(&o.sessions, "sessions", 100, "concurrent sessions")
-	fs.IntVar(&o.dialers, "dialers", 32, "sessions opened at once")
+	fs.IntVar(&o.dialers, "dialers", 24, "sessions opened at once (keep it under the server's pre_hello_per_address, 32)")
 	fs.StringVar(&o.profiles, "profiles", "typist", "comma-separated session profiles, taken in turn: "+strings.Join(profileNames(), ", "))
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "traffic time (a drain follows)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of question texts, gaps and audio offsets")

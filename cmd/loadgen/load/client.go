@@ -166,7 +166,7 @@ func (c *client) question() string {
 func (c *client) askTyped(ctx context.Context, now time.Time) {
 	c.typed++
 	id, text := "t"+strconv.Itoa(c.typed), c.question()
-	c.rec.ask(id, text, time.Now()) // when it is sent: the tick may run late
+	c.rec.ask(id, text, time.Now())                                                 // when it is sent: the tick may run late
 	_ = send(ctx, c.ws, map[string]any{"type": "question", "id": id, "text": text}) // a failed write ends the reader
 	c.nextQ = now.Add(c.gap())
 }

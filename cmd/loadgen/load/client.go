@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -30,11 +31,13 @@ type client struct {
 	rs     resumeState
 	ws     *websocket.Conn
 	done   chan struct{} // closed by the reader of ws when ws ends
-	drop   chan struct{} // Run.Drop asks the pacer to drop the connection; buffered 1
-	typed  int           // typed questions asked so far
-	nextQ  time.Time     // when the next typed question is due
-	ping   time.Time     // when the next heartbeat is due
-	audio  audioState
+	// ended is set by the reader of ws as it ends, dropAsked by Run.Drop:
+	// flags the pacer polls each tick, cheaper than a select per session.
+	ended, dropAsked atomic.Bool
+	typed            int       // typed questions asked so far
+	nextQ            time.Time // when the next typed question is due
+	ping             time.Time // when the next heartbeat is due
+	audio            audioState
 	// stopped: audio_stop was sent on this connection; away: the session
 	// is reconnecting; gone: it could not, and its traffic is over.
 	stopped, away, gone bool
@@ -44,7 +47,7 @@ type client struct {
 func newClient(idx int, cfg *Config) *client {
 	seed := uint64(cfg.Seed)
 	return &client{
-		idx: idx, cfg: cfg, prof: cfg.Profiles[idx%len(cfg.Profiles)], rec: newRecorder(), drop: make(chan struct{}, 1),
+		idx: idx, cfg: cfg, prof: cfg.Profiles[idx%len(cfg.Profiles)], rec: newRecorder(),
 		rng:    rand.New(rand.NewPCG(seed, uint64(idx)+1)),
 		server: idx % len(cfg.Servers),
 	}
@@ -66,6 +69,7 @@ func (c *client) attach(ws *websocket.Conn, welcome message, resuming bool) {
 	c.rs.sessionID, c.rs.token = welcome.SessionID, welcome.ResumeToken
 	c.ws = ws
 	c.done = make(chan struct{})
+	c.ended.Store(false)      // the previous reader, if any, has ended
 	go c.readLoop(ws, c.done) // the owner waits for done before it replaces ws or ends
 }
 
@@ -75,6 +79,7 @@ func (c *client) attach(ws *websocket.Conn, welcome message, resuming bool) {
 // counted by its seq (fastSeq); the rest are decoded.
 func (c *client) readLoop(ws *websocket.Conn, done chan<- struct{}) {
 	defer close(done)
+	defer c.ended.Store(true)
 	for {
 		_, r, err := ws.Reader(context.Background())
 		if err != nil {
@@ -115,13 +120,12 @@ func (c *client) begin(start time.Time) {
 // the writes. It reports whether the connection is lost (its reader
 // ended, or Run.Drop dropped it): the caller must reconnect.
 func (c *client) tick(ctx context.Context, now, stop time.Time) bool {
-	select {
-	case <-c.done:
+	if c.ended.Load() {
 		return true
-	case <-c.drop:
+	}
+	if c.dropAsked.Load() && c.dropAsked.Swap(false) {
 		c.ws.CloseNow() // a lost network: no close handshake
 		return true
-	default:
 	}
 	if now.Before(stop) {
 		if c.prof.Typed && !now.Before(c.nextQ) {

@@ -79,10 +79,7 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 func (r *Run) Drop(idx ...int) {
 	for _, i := range idx {
 		if i >= 0 && i < len(r.clients) {
-			select {
-			case r.clients[i].drop <- struct{}{}:
-			default: // a drop is already pending
-			}
+			r.clients[i].dropAsked.Store(true)
 		}
 	}
 }

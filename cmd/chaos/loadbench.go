@@ -88,59 +88,24 @@ type loadStep struct {
 // loadBenchmark runs the load measurements on their own simulators and
 // nodes: the engine's overhead, the idle sessions, then o.runs ramps.
 func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (*loadReport, error) {
-	pn := choosePinning(o.pin)
-	s.log("load: %s", pn.mode)
-	dir := filepath.Join(s.work, "load")
-	for _, d := range []string{dir, o.profile} {
-		if err := os.MkdirAll(cmp.Or(d, dir), 0o755); err != nil {
-			return nil, err
-		}
-	}
-	sims, err := startSims(ctx, s.bins, dir, loadSims(root, o.profile))
+	rig, err := s.startLoadRig(ctx, root, o)
 	if err != nil {
 		return nil, err
 	}
-	defer stopSims(sims) // writes the simulators' profiles
-	for _, sm := range sims {
-		if err := pin(sm.p.cmd.Process.Pid, pn.traffic); err != nil {
-			return nil, err
-		}
-	}
-	if err := pin(os.Getpid(), pn.traffic); err != nil {
-		return nil, err
-	}
-	if pn.traffic != "" {
-		defer unpinSelf()
-	}
-	stopProfile, err := profileSelf(o.profile)
-	if err != nil {
-		return nil, err
-	}
-	defer stopProfile()
-	rep := &loadReport{SLAms: suiteSLAms, Pinning: pn.mode, Delays: fmt.Sprintf("first token: vendor-a %s, vendor-b %s, local %s; 20 ms between chunks; %d whisper servers at 20 ms a decode",
+	defer rig.stop()
+	rep := &loadReport{SLAms: suiteSLAms, Pinning: rig.pn.mode, Delays: fmt.Sprintf("first token: vendor-a %s, vendor-b %s, local %s; 20 ms between chunks; %d whisper servers at 20 ms a decode",
 		loadFirstToken[simVendorA], loadFirstToken[simVendorB], loadFirstToken[simLocal], loadWhispers)}
-	start := func(name string) (*node, error) {
-		n, err := startNode(ctx, s.bins, dir, name, baseConfig(sims), nil)
-		if err == nil {
-			if err = pin(n.p.cmd.Process.Pid, pn.poise); err != nil {
-				n.p.stop()
-			}
-		}
-		return n, err
-	}
-
-	n, err := start("overhead")
+	n, err := rig.node(ctx, "overhead")
 	if err != nil {
 		return nil, err
 	}
-	rep.Overhead, err = s.overhead(ctx, n, sims[simVendorA].url)
+	rep.Overhead, err = s.overhead(ctx, n, rig.sims[simVendorA].url)
 	n.p.stop()
 	if err != nil {
 		return nil, err
 	}
 	s.log("load: engine overhead: poise p50 %.0f ms vs direct p50 %.0f ms", rep.Overhead.PoiseP50, rep.Overhead.DirectP50)
-
-	if n, err = start("idle"); err != nil {
+	if n, err = rig.node(ctx, "idle"); err != nil {
 		return nil, err
 	}
 	rep.Idle, err = idleMemory(ctx, n, o.idle)
@@ -148,17 +113,12 @@ func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (
 	if err != nil {
 		return nil, err
 	}
-	if rep.Idle.DialFailed != "" {
-		s.log("load: %d of %d idle sessions opened; first failure: %s", rep.Idle.Sessions, rep.Idle.Asked, rep.Idle.DialFailed)
-	}
-	s.log("load: %d idle sessions: %.1f KiB heap, %.1f KiB RSS, %.2f goroutines per session; %d resumes p50 %.0f ms, p99 %.0f ms",
-		rep.Idle.Sessions, rep.Idle.HeapKiB, rep.Idle.RSSKiB, rep.Idle.Goroutines, rep.Idle.Resumes, rep.Idle.ResumeP50, rep.Idle.ResumeP99)
-
+	s.logIdle(rep.Idle)
 	for i := range o.runs {
-		if n, err = start(fmt.Sprintf("ramp-%d", i+1)); err != nil {
+		if n, err = rig.node(ctx, fmt.Sprintf("ramp-%d", i+1)); err != nil {
 			return nil, err
 		}
-		run, err := s.ramp(ctx, n, sims, o.steps, i+1)
+		run, err := s.ramp(ctx, n, rig.sims, o.steps, i+1)
 		n.p.stop()
 		if err != nil {
 			return nil, err
@@ -168,6 +128,79 @@ func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (
 	rep.Stats = aggregate(rep.Runs)
 	rep.MaxSessions, rep.MaxWithCaptions = largest(rep.Runs)
 	return rep, nil
+}
+
+func (s *suite) logIdle(i idleReport) {
+	if i.DialFailed != "" {
+		s.log("load: %d of %d idle sessions opened; first failure: %s", i.Sessions, i.Asked, i.DialFailed)
+	}
+	s.log("load: %d idle sessions: %.1f KiB heap, %.1f KiB RSS, %.2f goroutines per session; %d of %d dropped sessions resumed, p50 %.0f ms, p99 %.0f ms",
+		i.Sessions, i.HeapKiB, i.RSSKiB, i.Goroutines, i.Resumed, i.Resumes, i.ResumeP50, i.ResumeP99)
+}
+
+// loadRig is the load benchmark's simulators and how its processes are
+// placed on the CPUs.
+type loadRig struct {
+	s    *suite
+	dir  string
+	sims map[string]*sim
+	pn   pinning
+	stop func() // stops the simulators (writing their profiles) and the profile, unpins this process
+}
+
+// startLoadRig starts the load simulators, pins them and this process to
+// the traffic's CPUs, and starts the traffic's profile if asked.
+func (s *suite) startLoadRig(ctx context.Context, root string, o loadOptions) (*loadRig, error) {
+	r := &loadRig{s: s, dir: filepath.Join(s.work, "load"), pn: choosePinning(o.pin)}
+	s.log("load: %s", r.pn.mode)
+	for _, d := range []string{r.dir, o.profile} {
+		if err := os.MkdirAll(cmp.Or(d, r.dir), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	sims, err := startSims(ctx, s.bins, r.dir, loadSims(root, o.profile))
+	if err != nil {
+		return nil, err
+	}
+	r.sims = sims
+	fail := func(err error) (*loadRig, error) {
+		stopSims(sims)
+		unpinSelf()
+		return nil, err
+	}
+	for _, sm := range sims {
+		if err := pin(sm.p.cmd.Process.Pid, r.pn.traffic); err != nil {
+			return fail(err)
+		}
+	}
+	if err := pin(os.Getpid(), r.pn.traffic); err != nil {
+		return fail(err)
+	}
+	stopProfile, err := profileSelf(o.profile)
+	if err != nil {
+		return fail(err)
+	}
+	r.stop = func() {
+		stopProfile()
+		stopSims(sims)
+		if r.pn.traffic != "" {
+			unpinSelf()
+		}
+	}
+	return r, nil
+}
+
+// node starts a poise node on the rig's simulators, on poise's CPU.
+func (r *loadRig) node(ctx context.Context, name string) (*node, error) {
+	n, err := startNode(ctx, r.s.bins, r.dir, name, baseConfig(r.sims), nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := pin(n.p.cmd.Process.Pid, r.pn.poise); err != nil {
+		n.p.stop()
+		return nil, err
+	}
+	return n, nil
 }
 
 // loadSims are the load benchmark's simulators; with profile set each

@@ -100,9 +100,12 @@ func pin(pid int, cpus string) error {
 	return nil
 }
 
-// unpinSelf lets this process run on every CPU again.
-func unpinSelf() error {
-	return pin(os.Getpid(), fmt.Sprintf("0-%d", runtime.NumCPU()-1))
+// unpinSelf lets this process run on every CPU again (best effort: a
+// failure leaves it on the traffic's CPUs).
+func unpinSelf() {
+	if runtime.NumCPU() > 1 {
+		_ = pin(os.Getpid(), fmt.Sprintf("0-%d", runtime.NumCPU()-1))
+	}
 }
 
 // profileSelf starts a CPU profile of this process into dir, if dir is

@@ -200,7 +200,40 @@ func (r *loadRig) node(ctx context.Context, name string) (*node, error) {
 		n.p.stop()
 		return nil, err
 	}
+	if r.pn.poise != "" {
+		if err := waitGOMAXPROCS(ctx, n, cpuCount(r.pn.poise)); err != nil {
+			r.s.log("load: %v; measuring anyway", err) // a figure with a note beats no figure
+		}
+	}
 	return n, nil
+}
+
+// gomaxprocsWait bounds waitGOMAXPROCS: the Go runtime rereads its CPU
+// affinity every few seconds.
+const gomaxprocsWait = 15 * time.Second
+
+// waitGOMAXPROCS waits until the pinned node schedules on as many threads
+// as it has CPUs (go_sched_gomaxprocs_threads), so that the ramp measures
+// the process as it runs on its CPU, not two threads taking turns on one.
+func waitGOMAXPROCS(ctx context.Context, n *node, want int) error {
+	deadline := time.Now().Add(gomaxprocsWait)
+	for {
+		if err := n.scrape(ctx); err != nil {
+			return err
+		}
+		got := n.metric("go_sched_gomaxprocs_threads")
+		if got == float64(want) || got == 0 { // 0: not exported; nothing to wait for
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("chaos: %s pinned to %d CPUs still has GOMAXPROCS %.0f after %v", n.name, want, got, gomaxprocsWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // loadSims are the load benchmark's simulators; with profile set each

@@ -125,6 +125,24 @@ func profileSelf(dir string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
+// cpuCount is the number of CPUs in a taskset list ("0", "1-3", "0,2").
+func cpuCount(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, errA := strconv.Atoi(lo)
+		b, errB := strconv.Atoi(hi)
+		switch {
+		case errA != nil:
+		case isRange && errB == nil && b >= a:
+			n += b - a + 1
+		case !isRange:
+			n++
+		}
+	}
+	return n
+}
+
 func parseInts(v string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(v, ",") {

@@ -138,3 +138,11 @@ func TestCPUsBusy(t *testing.T) {
 		t.Errorf("/proc/stat gave %d CPUs, the runtime %d", len(m.perCPU), runtime.NumCPU())
 	}
 }
+
+func TestCPUCount(t *testing.T) {
+	for list, want := range map[string]int{"0": 1, "1": 1, "1-3": 3, "0,2-3": 3, "": 0, "x": 0} {
+		if got := cpuCount(list); got != want {
+			t.Errorf("cpuCount(%q) = %d, want %d", list, got, want)
+		}
+	}
+}

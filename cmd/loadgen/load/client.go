@@ -19,7 +19,8 @@ const (
 )
 
 // client is one simulated candidate. Its pacer owns every field but rec,
-// which its reader shares, except while the session reconnects: then the
+// which the reader shares, and buf and ended, which the reader of the
+// current connection writes; while the session reconnects, the
 // reconnecting goroutine owns it until it hands it back.
 type client struct {
 	idx    int
@@ -41,7 +42,7 @@ type client struct {
 	// stopped: audio_stop was sent on this connection; away: the session
 	// is reconnecting; gone: it could not, and its traffic is over.
 	stopped, away, gone bool
-	buf                 bytes.Buffer // the reader's message buffer
+	buf                 bytes.Buffer // the current reader's message buffer
 }
 
 func newClient(idx int, cfg *Config) *client {

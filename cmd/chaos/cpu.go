@@ -13,19 +13,25 @@ import (
 type cpuMark struct {
 	at          time.Time
 	busy, total float64 // machine jiffies; zero where /proc/stat is missing
+	perCPU      []jiffies
 	self        time.Duration
 }
+
+// jiffies are one CPU's busy and total time, from /proc/stat.
+type jiffies struct{ busy, total float64 }
 
 func markCPU() cpuMark {
 	m := cpuMark{at: time.Now()}
 	if raw, err := os.ReadFile("/proc/stat"); err == nil {
-		line, _, _ := strings.Cut(string(raw), "\n")
-		fields := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-		for i, f := range fields[1:] {
-			v, _ := strconv.ParseFloat(f, 64)
-			m.total += v
-			if i != 3 && i != 4 { // idle, iowait
-				m.busy += v
+		for i, line := range strings.Split(string(raw), "\n") {
+			if !strings.HasPrefix(line, "cpu") {
+				break // the cpu lines come first
+			}
+			j := parseJiffies(line)
+			if i == 0 {
+				m.busy, m.total = j.busy, j.total
+			} else {
+				m.perCPU = append(m.perCPU, j)
 			}
 		}
 	}
@@ -34,6 +40,33 @@ func markCPU() cpuMark {
 		m.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return m
+}
+
+// parseJiffies reads "cpu[N] user nice system idle iowait irq softirq steal ...".
+func parseJiffies(line string) jiffies {
+	var j jiffies
+	fields := strings.Fields(line)
+	for i, f := range fields[1:] {
+		v, _ := strconv.ParseFloat(f, 64)
+		j.total += v
+		if i != 3 && i != 4 { // idle, iowait
+			j.busy += v
+		}
+	}
+	return j
+}
+
+// cpusBusy is each CPU's busy share since m (-1 where unknown).
+func (m cpuMark) cpusBusy(now cpuMark) []float64 {
+	out := make([]float64, min(len(m.perCPU), len(now.perCPU)))
+	for i := range out {
+		a, b := m.perCPU[i], now.perCPU[i]
+		out[i] = -1
+		if b.total > a.total {
+			out[i] = (b.busy - a.busy) / (b.total - a.total)
+		}
+	}
+	return out
 }
 
 // machineBusy is the share of the machine's CPU time spent busy since m
@@ -71,4 +104,15 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return time.Duration((ut + st) / clockTicks * float64(time.Second))
+}
+
+// stepMark is a moment's CPU counters of a load step: the machine's and
+// this process's, poise's and the simulators' (from /proc).
+type stepMark struct {
+	cpu         cpuMark
+	poise, sims time.Duration
+}
+
+func markStep(poisePID int, sims map[string]*sim) stepMark {
+	return stepMark{cpu: markCPU(), poise: procCPU(poisePID), sims: simsCPU(sims)}
 }

@@ -8,32 +8,55 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/poise-dev/poise/cmd/loadgen/load"
 	"golang.org/x/sync/errgroup"
 )
 
-// idleReport is the server's memory per idle session.
+// idleReport is the server's memory per idle session, and how long a
+// resume takes while it holds them.
 type idleReport struct {
-	Sessions   int     `json:"sessions"`
+	Asked      int     `json:"asked"`
+	Sessions   int     `json:"sessions"`              // opened
+	DialFailed string  `json:"dial_failed,omitempty"` // the first dial failure, if any
 	HeapKiB    float64 `json:"heap_kib"`
 	RSSKiB     float64 `json:"rss_kib"`
 	Goroutines float64 `json:"goroutines"`
+	NoFile     uint64  `json:"nofile"` // this process's RLIMIT_NOFILE
+	// Resumes sessions dropped their socket at once and resumed with
+	// their last_seq; Resumed of them got their session back.
+	Resumes   int     `json:"resumes"`
+	Resumed   int     `json:"resumed"`
+	ResumeP50 float64 `json:"resume_p50_ms"` // from the drop to the welcome
+	ResumeP99 float64 `json:"resume_p99_ms"`
+	ResumeMax float64 `json:"resume_max_ms"`
+	Lost      int     `json:"lost"`
+	Doubled   int     `json:"doubled"`
 }
 
-// idleSettle is how long idle sessions sit before the memory is read.
-const idleSettle = 3 * time.Second
+// Idle measurement timings.
+const (
+	idleSettle = 3 * time.Second // idle sessions sit this long before the memory is read
+	resumeFor  = 5 * time.Second // the dropped sessions resume within this
+	resumes    = 100             // sessions dropped at once
+)
 
 // idleMemory opens count idle sessions (heartbeats only) on n and reads
-// the growth of its heap, RSS and goroutines per session.
+// the growth of its heap, RSS and goroutines per session; then resumes
+// of them drop their socket at once and resume.
 func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
+	nofile, err := raiseNoFile(uint64(count) + 1024)
+	if err != nil {
+		return idleReport{}, err
+	}
 	if err := n.scrape(ctx); err != nil {
 		return idleReport{}, err
 	}
 	heap0, rss0, g0 := n.metric("go_memstats_heap_inuse_bytes"), n.metric("process_resident_memory_bytes"), n.metric("go_goroutines")
 	r, err := load.Start(ctx, load.Config{Servers: []string{n.url}, Sessions: count, Profiles: []load.Profile{{Name: "idle"}},
-		Duration: idleSettle + time.Second, Dialers: 64})
+		Duration: idleSettle + resumeFor, Dialers: loadDialers})
 	if err != nil {
 		return idleReport{}, err
 	}
@@ -42,15 +65,63 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 	case <-ctx.Done():
 	}
 	err = n.scrape(ctx)
+	opened := r.Opened()
+	drop := make([]int, 0, resumes)
+	for i := range min(resumes, opened) {
+		drop = append(drop, i*opened/min(resumes, opened)) // spread over the sessions
+	}
+	r.Drop(drop...)
 	res := r.Wait()
 	if err != nil {
 		return idleReport{}, err
 	}
 	k := float64(res.Opened)
-	return idleReport{Sessions: res.Opened,
+	rep := idleReport{Asked: count, Sessions: res.Opened, NoFile: nofile,
 		HeapKiB:    (n.metric("go_memstats_heap_inuse_bytes") - heap0) / k / 1024,
 		RSSKiB:     (n.metric("process_resident_memory_bytes") - rss0) / k / 1024,
-		Goroutines: (n.metric("go_goroutines") - g0) / k}, nil
+		Goroutines: (n.metric("go_goroutines") - g0) / k,
+		Lost:       res.Lost, Doubled: res.Doubled}
+	if len(res.DialFailures) > 0 {
+		rep.DialFailed = res.DialFailures[0]
+	}
+	var took []float64
+	for _, rc := range res.Reconnects {
+		rep.Resumes++
+		if rc.Resumed {
+			rep.Resumed++
+		}
+		if rc.BackMS >= 0 {
+			took = append(took, rc.BackMS-rc.LostMS)
+		}
+	}
+	rep.ResumeP50, rep.ResumeP99, rep.ResumeMax = load.Percentile(took, 50), load.Percentile(took, 99), load.Percentile(took, 100)
+	return rep, nil // a resume that failed shows in Resumes and Resumed
+}
+
+func (i idleReport) markdown() string {
+	return fmt.Sprintf("**Idle sessions** (%d sessions sending only heartbeats, on one node, measured %.0f s after they opened, from the server's `/metrics`): per session %.1f KiB of Go heap, %.1f KiB of RSS, %.2f goroutines. **Resume at that count**: %d sessions dropped their socket at once and resumed with their `last_seq` (%d got their session back): p50 %.0f ms, p99 %.0f ms, max %.0f ms from the drop to the `welcome`; %d lost, %d doubled messages.\n\n",
+		i.Sessions, idleSettle.Seconds(), i.HeapKiB, i.RSSKiB, i.Goroutines, i.Resumes, i.Resumed, i.ResumeP50, i.ResumeP99, i.ResumeMax, i.Lost, i.Doubled)
+}
+
+// raiseNoFile makes sure this process may hold need files, raising its
+// soft RLIMIT_NOFILE up to the hard one, and returns the limit. (Poise,
+// a Go program too, raises its own soft limit to the hard one at start;
+// it inherits the same hard limit.)
+func raiseNoFile(need uint64) (uint64, error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, err
+	}
+	if rl.Cur < need && rl.Max > rl.Cur {
+		rl.Cur = rl.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			return 0, err
+		}
+	}
+	if rl.Cur < need {
+		return rl.Cur, fmt.Errorf("chaos: %d open files allowed, the idle measurement needs %d: raise the hard limit (ulimit -Hn) or lower -idle", rl.Cur, need)
+	}
+	return rl.Cur, nil
 }
 
 // overheadReport compares question → answer_start through Poise with a

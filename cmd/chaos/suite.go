@@ -43,6 +43,7 @@ type options struct {
 	// outage is how long the L1 regional outage lasts (default 2 minutes;
 	// -short keeps the scenario's own 10 s).
 	outage time.Duration
+	load   loadOptions
 	log    io.Writer
 }
 
@@ -58,6 +59,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.binDir, "bin", "", "`directory` with prebuilt poise and vendorsim binaries (default: build them)")
 	fs.DurationVar(&o.outage, "outage", 2*time.Minute, "how long the L1 regional outage lasts (not with -short)")
 	fs.BoolVar(&o.bench, "load", true, "run the load benchmark after the scenarios (never with -short)")
+	o.load.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -169,7 +171,7 @@ func runSuite(ctx context.Context, o options) (*report, error) {
 		rep.Outcomes = append(rep.Outcomes, oc)
 	}
 	if o.bench {
-		lr, err := s.loadBenchmark(ctx, root)
+		lr, err := s.loadBenchmark(ctx, root, o.load.resolved())
 		if err != nil {
 			return nil, fmt.Errorf("load benchmark: %w", err)
 		}

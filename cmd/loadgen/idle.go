@@ -27,6 +27,9 @@ func measureIdle(ctx context.Context, o options, out io.Writer) error {
 	if o.fault != "" {
 		cfg.Duration += 10 * time.Second // time for the fault's level changes to arrive
 	}
+	if o.resumes > 0 {
+		cfg.Duration += resumeFor
+	}
 	started := time.Now()
 	r, err := load.Start(ctx, cfg)
 	if err != nil {
@@ -34,6 +37,9 @@ func measureIdle(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "opened sessions in %v\n", time.Since(started).Round(time.Millisecond))
 	after, err := waitAndMeasure(ctx, ops, o.settle)
+	if err == nil && o.resumes > 0 {
+		r.Drop(spread(o.resumes, r.Opened())...)
+	}
 	var mark time.Time
 	if err == nil && o.fault != "" {
 		mark = time.Now()
@@ -53,12 +59,45 @@ func measureIdle(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 	}
+	if o.resumes > 0 {
+		printResumes(out, res)
+	}
 	s := load.Summarize(res, 0)
 	fmt.Fprintf(out, "messages: %d lost, %d doubled, %d error messages\n", s.Lost, s.Doubled, s.Errors)
 	if s.Lost+s.Doubled+s.Errors > 0 {
 		return errors.New("lost, doubled or error messages")
 	}
 	return nil
+}
+
+// resumeFor is how long dropped idle sessions have to resume.
+const resumeFor = 5 * time.Second
+
+// spread picks n of opened session numbers, evenly spread.
+func spread(n, opened int) []int {
+	n = min(n, opened)
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i * opened / n
+	}
+	return out
+}
+
+// printResumes reports the dropped sessions' resumes: from the drop to
+// the welcome.
+func printResumes(out io.Writer, res *load.Result) {
+	var took []float64
+	resumed := 0
+	for _, rc := range res.Reconnects {
+		if rc.Resumed {
+			resumed++
+		}
+		if rc.BackMS >= 0 {
+			took = append(took, rc.BackMS-rc.LostMS)
+		}
+	}
+	fmt.Fprintf(out, "resumes: %d dropped, %d resumed; drop → welcome p50 %.0f ms, p99 %.0f ms, max %.0f ms\n",
+		len(res.Reconnects), resumed, load.Percentile(took, 50), load.Percentile(took, 99), load.Percentile(took, 100))
 }
 
 func waitAndMeasure(ctx context.Context, ops *opsClient, settle time.Duration) (memory, error) {

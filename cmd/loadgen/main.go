@@ -13,7 +13,10 @@
 // with -fault (a server started with -demo) the time from each session's
 // FSM transition to its level message:
 //
-//	loadgen -idle -server http://127.0.0.1:8080 -sessions 5000 [-fault l1_down]
+//	loadgen -idle -server http://127.0.0.1:8080 -sessions 5000 [-fault l1_down] [-resumes 100]
+//
+// -resumes drops that many sessions' sockets at once after the memory is
+// read and reports how long their resumes (with last_seq) took.
 //
 // It only talks to the servers you name; run it against loopback
 // addresses.
@@ -52,10 +55,11 @@ type options struct {
 	boundaries string
 	jsonOut    string
 
-	idle   bool
-	lang   string
-	fault  string
-	settle time.Duration
+	idle    bool
+	lang    string
+	fault   string
+	settle  time.Duration
+	resumes int
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -64,7 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.StringVar(&servers, "server", "http://127.0.0.1:8080", "Poise base `URLs`, comma-separated (loopback); sessions spread over them and resume on the next")
 	fs.IntVar(&o.sessions, "sessions", 100, "concurrent sessions")
-	fs.IntVar(&o.dialers, "dialers", 32, "sessions opened at once")
+	fs.IntVar(&o.dialers, "dialers", 24, "sessions opened at once (keep it under the server's pre_hello_per_address, 32)")
 	fs.StringVar(&o.profiles, "profiles", "typist", "comma-separated session profiles, taken in turn: "+strings.Join(profileNames(), ", "))
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "traffic time (a drain follows)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of question texts, gaps and audio offsets")
@@ -77,6 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&o.lang, "lang", "en", "profile language of idle sessions")
 	fs.StringVar(&o.fault, "fault", "", "idle: demo fault to switch on after connecting (l1_down, l2_slow, templates_down), then off")
 	fs.DurationVar(&o.settle, "settle", 3*time.Second, "idle: wait after connecting before measuring memory")
+	fs.IntVar(&o.resumes, "resumes", 0, "idle: then drop this many sessions' sockets at once and time their resumes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,14 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		if err := run(context.Background(), append(args, "-server", "http://127.0.0.1:1"), io.Discard); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	if got := spread(4, 10); !slices.Equal(got, []int{0, 2, 5, 7}) {
+		t.Errorf("spread(4, 10) = %v", got)
+	}
+	if got := spread(5, 3); !slices.Equal(got, []int{0, 1, 2}) {
+		t.Errorf("spread(5, 3) = %v", got)
 	}
 }

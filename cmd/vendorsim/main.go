@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +51,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	inferenceDelay := fs.Duration("inference-delay", 0, "decode delay of transcriptions and whisper /inference")
 	transcriptsFile := fs.String("transcripts", "", "file of transcription texts, one per line, returned in turn")
 	logLevel := fs.String("log-level", "info", "zerolog level: debug, info, warn, error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this `file` (for load runs)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("vendorsim: %w", err)
 	}
@@ -61,6 +63,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	transcripts, err := readLines(*transcriptsFile)
 	if err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 
 	sim := vendorsim.New(vendorsim.Options{
@@ -96,6 +105,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("vendorsim: shutdown: %w", err)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process into path until the returned stop
+// is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("vendorsim: -cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("vendorsim: -cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // readLines returns the non-empty lines of path; an empty path gives none.

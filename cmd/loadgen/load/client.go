@@ -1,13 +1,15 @@
 package load
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 )
 
 // Resume backoff after a lost connection.
@@ -16,8 +18,10 @@ const (
 	resumeBackoffMax = time.Second
 )
 
-// client is one simulated candidate. drive owns every field but rec,
-// which its reader shares.
+// client is one simulated candidate. Its pacer owns every field but rec,
+// which the reader shares, and buf and ended, which the reader of the
+// current connection writes; while the session reconnects, the
+// reconnecting goroutine owns it until it hands it back.
 type client struct {
 	idx    int
 	cfg    *Config
@@ -28,9 +32,17 @@ type client struct {
 	rs     resumeState
 	ws     *websocket.Conn
 	done   chan struct{} // closed by the reader of ws when ws ends
-	typed  int           // typed questions asked so far
-	nextQ  time.Time     // when the next typed question is due
-	audio  audioState
+	// ended is set by the reader of ws as it ends, dropAsked by Run.Drop:
+	// flags the pacer polls each tick, cheaper than a select per session.
+	ended, dropAsked atomic.Bool
+	typed            int       // typed questions asked so far
+	nextQ            time.Time // when the next typed question is due
+	ping             time.Time // when the next heartbeat is due
+	audio            audioState
+	// stopped: audio_stop was sent on this connection; away: the session
+	// is reconnecting; gone: it could not, and its traffic is over.
+	stopped, away, gone bool
+	buf                 bytes.Buffer // the current reader's message buffer
 }
 
 func newClient(idx int, cfg *Config) *client {
@@ -58,83 +70,89 @@ func (c *client) attach(ws *websocket.Conn, welcome message, resuming bool) {
 	c.rs.sessionID, c.rs.token = welcome.SessionID, welcome.ResumeToken
 	c.ws = ws
 	c.done = make(chan struct{})
-	go c.readLoop(ws, c.done) // drive waits for done before it returns or replaces ws
+	c.ended.Store(false)      // the previous reader, if any, has ended
+	go c.readLoop(ws, c.done) // the owner waits for done before it replaces ws or ends
 }
 
 // readLoop records every message of ws until ws ends, then closes done.
-// It ends when the server closes the connection or drive closes it.
+// It ends when the server closes the connection, the owner closes it, or
+// a message is not JSON. An answer_delta, most of the traffic, is only
+// counted by its seq (fastSeq); the rest are decoded.
 func (c *client) readLoop(ws *websocket.Conn, done chan<- struct{}) {
 	defer close(done)
+	defer c.ended.Store(true)
 	for {
-		var m message
-		if err := wsjson.Read(context.Background(), ws, &m); err != nil {
+		_, r, err := ws.Reader(context.Background())
+		if err != nil {
 			return
 		}
-		c.rec.onMessage(m, time.Now(), c.prof.AutoAnswer)
+		c.buf.Reset()
+		if _, err := c.buf.ReadFrom(r); err != nil {
+			return
+		}
+		now := time.Now()
+		if seq, ok := fastSeq(c.buf.Bytes()); ok {
+			c.rec.onSeq(seq)
+			continue
+		}
+		var m message
+		if json.Unmarshal(c.buf.Bytes(), &m) != nil {
+			return
+		}
+		c.rec.onMessage(m, now, c.prof.AutoAnswer)
 	}
 }
 
-// drive runs the session's traffic from start: typed questions and audio
-// until stop, then a drain until end, resuming after lost connections. It
-// closes the connection and waits for its reader before it returns.
-func (c *client) drive(ctx context.Context, start, stop, end time.Time) {
-	defer c.closeConn()
-	// Uniform offsets spread the sessions' questions and utterances over
-	// time from the start, as independent candidates' are: no burst.
+// begin schedules the session's first question, audio and heartbeat.
+// Uniform offsets spread the sessions' questions and utterances over time
+// from the start, as independent candidates' are: no burst.
+func (c *client) begin(start time.Time) {
 	if c.prof.Typed {
 		c.nextQ = start.Add(time.Duration(c.rng.Int64N(int64(c.prof.QuestionGap))))
 	}
 	if c.prof.Audio {
 		c.audio = newAudioState(c.cfg.Clip, start.Add(time.Duration(c.rng.Int64N(int64(c.cfg.Clip.Duration())))))
 	}
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
-	var frames <-chan time.Time // nil unless the session streams audio
-	if c.prof.Audio {
-		tick := time.NewTicker(frameDuration)
-		defer tick.Stop()
-		frames = tick.C
+	c.ping = start.Add(pingEvery)
+}
+
+// tick sends what is due at now: until stop typed questions and audio
+// frames, then audio_stop once; a heartbeat every pingEvery. ctx bounds
+// the writes. It reports whether the connection is lost (its reader
+// ended, or Run.Drop dropped it): the caller must reconnect.
+func (c *client) tick(ctx context.Context, now, stop time.Time) bool {
+	if c.ended.Load() {
+		return true
 	}
-	qTimer := time.NewTimer(time.Until(c.nextQ))
-	defer qTimer.Stop()
-	if !c.prof.Typed {
-		qTimer.Stop()
+	if c.dropAsked.Load() && c.dropAsked.Swap(false) {
+		c.ws.CloseNow() // a lost network: no close handshake
+		return true
 	}
-	stopTimer := time.NewTimer(time.Until(stop))
-	defer stopTimer.Stop()
-	endTimer := time.NewTimer(time.Until(end))
-	defer endTimer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-endTimer.C:
-			return
-		case <-stopTimer.C:
-			if c.audio.started {
-				// The server flushes the open utterance as a final.
-				_ = send(ctx, c.ws, map[string]any{"type": "audio_stop"}) // a failed write ends the reader
-			}
-		case <-c.done:
-			if !c.reconnect(ctx, end) {
-				return
-			}
-			if c.prof.Typed {
-				c.askMissed(time.Now(), stop)
-				qTimer.Reset(time.Until(c.nextQ))
-			}
-		case now := <-qTimer.C:
-			if now.Before(stop) {
-				c.askTyped(ctx, now)
-				qTimer.Reset(time.Until(c.nextQ))
-			}
-		case now := <-frames:
-			if now.Before(stop) {
-				c.streamAudio(ctx, now)
-			}
-		case now := <-ping.C:
-			_ = send(ctx, c.ws, map[string]any{"type": "ping", "t": now.UnixMilli()}) // a failed write ends the reader
+	if now.Before(stop) {
+		if c.prof.Typed && !now.Before(c.nextQ) {
+			c.askTyped(ctx, now)
 		}
+		if c.prof.Audio {
+			c.streamAudio(ctx, now)
+		}
+	} else if c.audio.started && !c.stopped {
+		c.stopped = true
+		// The server flushes the open utterance as a final.
+		_ = send(ctx, c.ws, map[string]any{"type": "audio_stop"}) // a failed write ends the reader
+	}
+	if !now.Before(c.ping) {
+		c.ping = now.Add(pingEvery)
+		_ = send(ctx, c.ws, map[string]any{"type": "ping", "t": now.UnixMilli()}) // a failed write ends the reader
+	}
+	return false
+}
+
+// resumed goes on after a reconnect: the questions that fell due while
+// offline were coached by the browser.
+func (c *client) resumed(now, stop time.Time) {
+	c.stopped = false
+	if c.prof.Typed {
+		c.askMissed(now, stop)
 	}
 }
 
@@ -153,7 +171,7 @@ func (c *client) question() string {
 func (c *client) askTyped(ctx context.Context, now time.Time) {
 	c.typed++
 	id, text := "t"+strconv.Itoa(c.typed), c.question()
-	c.rec.ask(id, text, now)
+	c.rec.ask(id, text, time.Now())                                                 // when it is sent: the tick may run late
 	_ = send(ctx, c.ws, map[string]any{"type": "question", "id": id, "text": text}) // a failed write ends the reader
 	c.nextQ = now.Add(c.gap())
 }

@@ -9,7 +9,7 @@ import (
 // Defaults for Config; a zero field means its default.
 const (
 	defaultSLA          = 1500 * time.Millisecond // sla_ms of the server under test
-	defaultDialers      = 32                      // sessions opened at once
+	defaultDialers      = 24                      // sessions opened at once: under Poise's pre_hello_per_address (32)
 	defaultSampleEvery  = 250 * time.Millisecond  // level timeline resolution
 	defaultDialTimeout  = 30 * time.Second        // one WebSocket handshake plus welcome
 	defaultResumeWithin = 20 * time.Second        // attempts to resume a lost connection
@@ -55,7 +55,7 @@ type Config struct {
 	// Questions are the typed questions by language (default
 	// DefaultQuestions).
 	Questions map[string][]string
-	// Dialers bounds the sessions being opened at once (default 32).
+	// Dialers bounds the sessions being opened at once (default 24).
 	Dialers int
 	// SampleEvery is the period of the level timeline (default 250 ms).
 	SampleEvery time.Duration

@@ -79,20 +79,18 @@ func isRefused(err error, codes ...string) bool {
 	return false
 }
 
-// send writes one JSON message within writeTimeout.
+// send writes one JSON message; ctx bounds the write (a pacer's
+// writeCtx).
 func send(ctx context.Context, ws *websocket.Conn, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	return ws.Write(wctx, websocket.MessageText, b)
+	return ws.Write(ctx, websocket.MessageText, b)
 }
 
-// sendAudio writes one binary PCM frame within writeTimeout.
+// sendAudio writes one binary PCM frame (prebuilt by LoadClip); ctx
+// bounds the write.
 func sendAudio(ctx context.Context, ws *websocket.Conn, frame []byte) error {
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	return ws.Write(wctx, websocket.MessageBinary, frame)
+	return ws.Write(ctx, websocket.MessageBinary, frame)
 }

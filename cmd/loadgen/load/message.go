@@ -1,5 +1,7 @@
 package load
 
+import "bytes"
+
 // message is the decoded form of every server message; which fields are
 // set depends on Type (docs/protocol.md).
 type message struct {
@@ -30,3 +32,31 @@ const (
 // levelOffline is a session's level in the timeline while it has no
 // connection.
 const levelOffline = "offline"
+
+// deltaHead is how the server starts every answer_delta (its head: type,
+// then seq).
+var deltaHead = []byte(`{"type":"answer_delta","seq":`)
+
+// fastSeq returns the seq of an answer_delta without decoding it; ok is
+// false for any other message, or a delta written another way, which the
+// caller decodes in full. (The recorder needs nothing else of a delta.)
+func fastSeq(b []byte) (seq uint64, ok bool) {
+	if !bytes.HasPrefix(b, deltaHead) {
+		return 0, false
+	}
+	digits := 0
+	for _, d := range b[len(deltaHead):] {
+		if d < '0' || d > '9' {
+			break
+		}
+		if digits == 19 { // would overflow: let the decoder say
+			return 0, false
+		}
+		seq = seq*10 + uint64(d-'0')
+		digits++
+	}
+	if digits == 0 || len(b) == len(deltaHead)+digits || b[len(deltaHead)+digits] != ',' && b[len(deltaHead)+digits] != '}' {
+		return 0, false
+	}
+	return seq, true
+}

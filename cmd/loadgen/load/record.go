@@ -184,6 +184,13 @@ func (r *recorder) onMessage(m message, at time.Time, autoAnswer bool) {
 	}
 }
 
+// onSeq records a message that only counts by its seq (an answer_delta).
+func (r *recorder) onSeq(seq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkSeq(seq)
+}
+
 // checkSeq counts gaps (lost messages) and repeats (doubled ones).
 func (r *recorder) checkSeq(seq uint64) {
 	switch {

@@ -22,7 +22,7 @@ type Run struct {
 	end     time.Time
 
 	cancel   context.CancelFunc
-	wg       sync.WaitGroup // drive goroutines and the sampler
+	wg       sync.WaitGroup // pacers and the sampler
 	timeline []Sample       // written by the sampler, read after wg.Wait
 }
 
@@ -64,12 +64,28 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	r.start = time.Now()
 	r.stop = r.start.Add(cfg.Duration)
 	r.end = r.stop.Add(drainFor(cfg.SLA))
-	for _, c := range r.clients {
-		r.wg.Go(func() { c.drive(rctx, r.start, r.stop, r.end) })
+	for i := 0; i < len(r.clients); i += shardSize {
+		p := newPacer(r.clients[i:min(i+shardSize, len(r.clients))], r.start, r.stop, r.end)
+		r.wg.Go(func() { p.run(rctx) })
 	}
 	r.wg.Go(func() { r.sample(rctx) })
 	return r, nil
 }
+
+// Drop closes the connections of the opened sessions numbered idx (0 to
+// Opened-1, in opening order) at once, as a lost network would, without a
+// close handshake; each then resumes with its last_seq as after any lost
+// connection (the Result's Reconnects). It does not block.
+func (r *Run) Drop(idx ...int) {
+	for _, i := range idx {
+		if i >= 0 && i < len(r.clients) {
+			r.clients[i].dropAsked.Store(true)
+		}
+	}
+}
+
+// Opened is the number of sessions that opened.
+func (r *Run) Opened() int { return len(r.clients) }
 
 // Started is when traffic started; fault schedules are relative to it.
 func (r *Run) Started() time.Time { return r.start }

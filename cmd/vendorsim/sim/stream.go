@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net"
@@ -65,22 +66,67 @@ func (a answer) usageChunk() []byte {
 	return b
 }
 
-// sseWriter writes server-sent events, one flushed write per event.
+// contentTemplate is a stream's content chunk cut around its content
+// string: every content chunk of an answer is head, the piece as a JSON
+// string, tail. Built once per stream from a.chunk itself, so the bytes
+// are those json.Marshal writes.
+type contentTemplate struct{ head, tail []byte }
+
+// templateMark stands for the content while the template is cut.
+const templateMark = "vendorsim-content-mark"
+
+func (a answer) contentTemplate(includeUsage bool) contentTemplate {
+	mark := templateMark
+	full := a.chunk(chunkDelta{Content: &mark}, nil, includeUsage)
+	field := []byte(`"content":"` + templateMark + `"`)
+	i := bytes.LastIndex(full, field) // the model name cannot hold it unescaped
+	return contentTemplate{head: full[:i+len(`"content":`)], tail: full[i+len(field):]}
+}
+
+// append appends the content chunk of piece to dst.
+func (t contentTemplate) append(dst []byte, piece string) []byte {
+	dst = append(dst, t.head...)
+	dst = appendJSONString(dst, piece)
+	return append(dst, t.tail...)
+}
+
+// appendJSONString appends s as encoding/json writes a string: printable
+// ASCII without quotes, backslashes or HTML characters as is, anything
+// else through json.Marshal.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // cannot fail: a string
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// sseWriter writes server-sent events, one flushed write per event. Owned
+// by its handler.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	buf      []byte    // the event being written, reused
+	deadline time.Time // the write deadline set last
 }
 
 // event writes "data: <data>\n\n" and flushes it, within writeTimeout.
-func (sw sseWriter) event(data []byte) error {
-	if err := sw.rc.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return err
+// (The deadline is renewed once half of it has passed, not per event.)
+func (sw *sseWriter) event(data []byte) error {
+	if now := time.Now(); sw.deadline.Sub(now) < writeTimeout/2 {
+		if err := sw.rc.SetWriteDeadline(now.Add(writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		sw.deadline = now.Add(writeTimeout)
 	}
-	buf := make([]byte, 0, len(data)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := sw.w.Write(buf); err != nil {
+	sw.buf = append(sw.buf[:0], "data: "...)
+	sw.buf = append(sw.buf, data...)
+	sw.buf = append(sw.buf, "\n\n"...)
+	if _, err := sw.w.Write(sw.buf); err != nil {
 		return err
 	}
 	return sw.rc.Flush()
@@ -112,13 +158,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, a answer, f Faul
 	}
 	w.WriteHeader(http.StatusOK)
 	st := &streamRun{
-		s: s, w: w, sw: sseWriter{w: w, rc: http.NewResponseController(w)}, r: r,
-		a: a, f: f, includeUsage: includeUsage, malformedAt: -1,
+		s: s, w: w, sw: &sseWriter{w: w, rc: http.NewResponseController(w)}, r: r,
+		a: a, f: f, includeUsage: includeUsage, malformedAt: -1, content: a.contentTemplate(includeUsage),
 	}
+	defer st.stopTimer()
 	if f.MalformedAt > 0 {
 		st.malformedAt = min(f.MalformedAt, len(a.pieces)+1)
 	}
-	if o, ended := st.content(); ended {
+	if o, ended := st.contents(); ended {
 		return o
 	}
 	return st.finish()
@@ -128,13 +175,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, a answer, f Faul
 type streamRun struct {
 	s            *Server
 	w            http.ResponseWriter
-	sw           sseWriter
+	sw           *sseWriter
 	r            *http.Request
 	a            answer
 	f            Fault
 	includeUsage bool
-	malformedAt  int  // chunk to break: content chunk n, or len(pieces)+1 for the finish chunk; -1 none
-	broken       bool // a malformed chunk was sent: the request has failed whatever follows
+	content      contentTemplate
+	data         []byte      // the content chunk being sent, reused
+	timer        *time.Timer // the token delay's, reused
+	malformedAt  int         // chunk to break: content chunk n, or len(pieces)+1 for the finish chunk; -1 none
+	broken       bool        // a malformed chunk was sent: the request has failed whatever follows
 }
 
 // send writes chunk n (see malformedAt), breaking it if asked to.
@@ -161,10 +211,10 @@ func (st *streamRun) stopped(err error) outcome {
 	return outcomeFailed
 }
 
-// content writes the role chunk and the content chunks, one every
+// contents writes the role chunk and the content chunks, one every
 // TokenDelay, and applies StallAfter, CutAfter and ErrorAfter. It reports
 // whether the stream has ended, and how.
-func (st *streamRun) content() (outcome, bool) {
+func (st *streamRun) contents() (outcome, bool) {
 	a, total := st.a, len(st.a.pieces)
 	stallAt, cutAt, errorAt := faultPoint(st.f.StallAfter, total), faultPoint(st.f.CutAfter, total), faultPoint(st.f.ErrorAfter, total)
 	empty := ""
@@ -173,7 +223,8 @@ func (st *streamRun) content() (outcome, bool) {
 	}
 	for n := 0; ; n++ { // n content chunks have been sent
 		if n > 0 {
-			if err := st.send(n, a.chunk(chunkDelta{Content: &a.pieces[n-1]}, nil, st.includeUsage)); err != nil {
+			st.data = st.content.append(st.data[:0], a.pieces[n-1])
+			if err := st.send(n, st.data); err != nil {
 				return st.lost(), true
 			}
 		}
@@ -202,10 +253,37 @@ func (st *streamRun) content() (outcome, bool) {
 			return 0, false
 		}
 		if n > 0 { // the first content chunk follows the role chunk at once
-			if err := st.s.sleep(st.r.Context(), st.s.tokenDelay); err != nil {
+			if err := st.sleep(st.s.tokenDelay); err != nil {
 				return st.stopped(err), true
 			}
 		}
+	}
+}
+
+// sleep waits d on the stream's reusable timer, as Server.sleep does.
+func (st *streamRun) sleep(d time.Duration) error {
+	ctx := st.r.Context()
+	if d <= 0 {
+		return st.s.alive(ctx)
+	}
+	if st.timer == nil {
+		st.timer = time.NewTimer(d)
+	} else {
+		st.timer.Reset(d) // stopped or fired and drained: Go 1.23 timers hold no stale tick
+	}
+	select {
+	case <-st.timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-st.s.done:
+		return errClosed
+	}
+}
+
+func (st *streamRun) stopTimer() {
+	if st.timer != nil {
+		st.timer.Stop()
 	}
 }
 

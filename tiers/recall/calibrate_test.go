@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/poise-dev/poise/coach"
 )
 
 // observation is one held-out item's raw match: the decision rule's inputs
@@ -16,7 +14,6 @@ type observation struct {
 	lang, want string // want: the template asked; "" for a negative
 	got        string
 	sim, lead  float64
-	project    bool // a turn classified coach.Project: its threshold is projectFactor times the language's
 }
 
 // observe matches every item of hs with no threshold and no margin.
@@ -34,7 +31,7 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 		if !m.Hit {
 			m.TemplateID = ""
 		}
-		obs = append(obs, observation{lang: scriptOf(it.Text), want: it.ID, got: m.TemplateID, sim: m.Similarity, lead: m.Margin, project: m.Type == coach.Project})
+		obs = append(obs, observation{lang: scriptOf(it.Text), want: it.ID, got: m.TemplateID, sim: m.Similarity, lead: m.Margin})
 	}
 	for _, p := range hs.Positives {
 		add(p)
@@ -53,11 +50,7 @@ func decide(obs []observation, lang string, threshold, margin float64) scores {
 		if o.lang != lang {
 			continue
 		}
-		th := threshold
-		if o.project {
-			th *= projectFactor
-		}
-		hit := o.got != "" && o.sim >= th && o.lead >= margin
+		hit := o.got != "" && o.sim >= threshold && o.lead >= margin
 		if o.want == "" {
 			sc.falseHit.add(hit)
 			continue
@@ -86,7 +79,7 @@ func TestCalibration(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "\n%s: threshold margin  dev right wrong false   dev2 right wrong false   both right wrong false\n", lang)
 		for th := 0.08; th <= 0.301; th += 0.005 {
-			for _, mg := range []float64{0, 0.01, 0.02, 0.03, 0.05} {
+			for _, mg := range []float64{0, 0.01, 0.02, 0.025, 0.03, 0.05} {
 				mark := ""
 				if math.Abs(th-DefaultThresholds[lang]) < 1e-9 && mg == DefaultMargins[lang] {
 					mark = "  <- default"

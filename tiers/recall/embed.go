@@ -2,8 +2,6 @@ package recall
 
 import (
 	"context"
-
-	"github.com/poise-dev/poise/coach"
 	"math"
 	"slices"
 	"unicode/utf8"
@@ -266,44 +264,6 @@ func (e *Embedder) features(text string) map[uint64]featureCount {
 			fs[h] = fc
 		}
 		e.sentenceFeatures(sentence, add)
-	}
-	return fs
-}
-
-// queryFeatures is features for a live utterance. When no sentence of
-// text is marked as a question (spoken turns often carry no punctuation,
-// or commas only), its clauses are weighed instead: the clauses that ask
-// (coach.Asks) count 1, the others p.context each, so that the
-// acknowledgements and the context around a question ("嗯好 那个项目挺有意思的
-// 那我想了解一下 你自己对以后…想做到什么位置") weigh less than the question.
-func (e *Embedder) queryFeatures(text string) map[uint64]featureCount {
-	norm := normalizeText(text)
-	if slices.ContainsFunc(splitSentences(norm), isQuestion) {
-		return e.features(text)
-	}
-	clauses := splitClauses(norm)
-	asks := make([]bool, len(clauses))
-	n := 0
-	for i, c := range clauses {
-		if asks[i] = coach.Asks(c); asks[i] {
-			n++
-		}
-	}
-	if n == 0 || n == len(clauses) {
-		return e.features(text)
-	}
-	fs := make(map[uint64]featureCount)
-	for i, c := range clauses {
-		weight := 1.0
-		if !asks[i] {
-			weight = e.p.context
-		}
-		e.sentenceFeatures(c, func(kind featureKind, h uint64, slot int) {
-			fc := fs[h]
-			fc.kind, fc.slot = kind, slot
-			fc.tf += weight
-			fs[h] = fc
-		})
 	}
 	return fs
 }

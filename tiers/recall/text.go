@@ -182,31 +182,6 @@ func splitSentences(text string) []string {
 	return out
 }
 
-// splitClauses cuts normalized text at clause punctuation (a sentence
-// end, a comma, a colon or a dash) and, between Chinese characters, at
-// spaces (a speech recognizer's pauses), and drops empty pieces.
-func splitClauses(text string) []string {
-	var out []string
-	rs := []rune(text)
-	start := 0
-	cut := func(i int) {
-		if s := strings.TrimSpace(string(rs[start:i])); s != "" {
-			out = append(out, s)
-		}
-		start = i + 1
-	}
-	for i, r := range rs {
-		switch {
-		case isSentenceEnd(r) || strings.ContainsRune(",，、:：—", r):
-			cut(i)
-		case unicode.IsSpace(r) && i > 0 && i+1 < len(rs) && isHan(rs[i-1]) && isHan(rs[i+1]):
-			cut(i)
-		}
-	}
-	cut(len(rs))
-	return out
-}
-
 // isQuestion reports whether a sentence is marked as a question.
 func isQuestion(sentence string) bool {
 	return strings.ContainsAny(sentence, "?？")

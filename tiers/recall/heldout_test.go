@@ -142,7 +142,11 @@ var (
 	// 2.9, en 33.6 / 3.7 / 7.4); test 25.4 / 2.6 / 2.2 (zh 23.5 / 2.5 / 2.9,
 	// en 27.4 / 2.7 / 1.5). Whole turns defeat the score's normalisation
 	// by the utterance's own mass: the right template ranks first for 68%
-	// of the dev positives, most of them under the threshold.
+	// of the dev positives, most of them under the threshold. A whole-turn
+	// rule tuned on the two dev halves (docs/benchmarks.md) lifted dev2 to
+	// 40.4 / 2.4 / 3.7 but, scored once on 2026-12-01, test2 to 28.9 / 4.3
+	// / 3.7 and the final set's en right hits down to 65.2%: not adopted,
+	// so these floors still describe the matcher above.
 	dev2Floors = map[string]floors{
 		"all":  {right: 0.33, wrong: 0.02, falseHit: 0.06},
 		LangZH: {right: 0.33, wrong: 0.01, falseHit: 0.03},

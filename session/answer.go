@@ -86,7 +86,8 @@ func (s *Session) ask(ctx context.Context, id, text string, level tiers.Level) {
 func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Level, o askOptions) {
 	s.supersede()
 	gen := s.next()
-	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview, shot: o.img != nil, typ: coach.Classify(text, s.profile.Lang)}
+	q := &question{gen: gen, id: id, text: text, level: level, style: o.style, of: o.of, review: o.style == tiers.StyleReview, shot: o.img != nil}
+	q.typ = coach.Classify(q.coachText(), s.profile.Lang) // a bare screenshot: a coding problem until its text is read
 	s.q = q
 	s.track(q)
 	if level == tiers.L4 || s.cfg.Answerer == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"github.com/poise-dev/poise/coach"
 	"strings"
 
 	"github.com/poise-dev/poise/tiers"
@@ -149,5 +150,6 @@ func joinRead(typed, read string) string {
 // that the candidate sees it (and may correct it) while it is answered.
 func (s *Session) onRead(q *question, text string) {
 	q.read = text
+	q.typ = coach.Classify(q.coachText(), s.profile.Lang) // the card follows the text it is chosen for
 	s.send(&screenshotTextMsg{head: head{Type: "screenshot_text"}, ID: q.id, Text: text})
 }

@@ -41,6 +41,7 @@ type Session struct {
 	assist        assist        // the state of the v1 additions (assist.go)
 	captions      captionsWatch // the caption chain's state as told to the client (captions.go)
 	transcript    []line
+	deltas        coalescer // answer deltas waiting to go out together
 	q             *question
 	questions     int            // the highest "q<N>" wire id given or seen (questionID)
 	gen           uint64         // the last generation handed out (next)
@@ -84,6 +85,7 @@ func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer b
 		profile:    p,
 		autoAnswer: autoAnswer,
 		replay:     newReplay(cfg.Replay),
+		deltas:     coalescer{window: cfg.Coalesce},
 		assist:     assist{facts: tiers.ExtractFacts(p.Resume, p.Job, cfg.Now())},
 	}
 }
@@ -117,6 +119,7 @@ func (s *Session) run(ctx context.Context) {
 		}
 		unsubscribe()
 		s.limits.stop()
+		s.deltas.stop()
 		cancel()
 		s.stopAudio()
 		s.workers.Wait()
@@ -159,6 +162,8 @@ func (s *Session) run(ctx context.Context) {
 			s.onSLA()
 		case <-s.limits.lifted():
 			s.onLimitTimer()
+		case <-s.deltas.due():
+			s.flushDelta()
 		case <-resume.C:
 			if s.conn == nil {
 				s.log.Info().Msg("resume window over; session ends")
@@ -326,9 +331,16 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 }
 
 // send stamps m with the next seq, keeps it for resume and queues it to the
-// connection. A connection whose queue is full is closed as too slow; the
-// message stays in the replay buffer for the client's resume.
+// connection, after the answer delta text gathered so far (coalescer). A
+// connection whose queue is full is closed as too slow; the message stays
+// in the replay buffer for the client's resume.
 func (s *Session) send(m outbound) {
+	s.flushDelta()
+	s.emit(m)
+}
+
+// emit is send without the flush.
+func (s *Session) emit(m outbound) {
 	m.header().Seq = s.replay.last() + 1
 	data := encode(m)
 	s.replay.add(data)
@@ -381,6 +393,9 @@ func (s *Session) started() {
 // end releases the session: its connection is closed and the ops view
 // forgets it. Called by run only, after every answer goroutine returned.
 func (s *Session) end() {
+	if !s.disowned {
+		s.flushDelta()
+	}
 	if s.conn != nil {
 		s.conn.close(closeEnded, "session ended")
 		s.conn = nil

@@ -21,7 +21,7 @@ type Session struct {
 	resumeToken string
 	subject     string // token subject, or the session id when anonymous
 	hub         *Hub
-	cfg         Config
+	cfg         *Config // the hub's; read only
 	log         zerolog.Logger
 	inbox       chan any      // many senders (readers, answer goroutines); never closed; run ends with its ctx
 	done        chan struct{} // closed when run has returned and cleaned up
@@ -74,7 +74,7 @@ type (
 )
 
 func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer bool) *Session {
-	cfg := h.cfg
+	cfg := &h.cfg
 	return &Session{
 		id: id, resumeToken: token, subject: subject, hub: h, cfg: cfg,
 		log:        cfg.Log.With().Str("session", id).Logger(),

@@ -161,7 +161,7 @@ func (h *Hub) handshake(ctx context.Context, c *conn, local bool) *Session {
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handshakeTimeout)
 	defer cancel()
 	for {
-		typ, data, err := c.ws.Read(hctx)
+		typ, data, err := c.read(hctx)
 		if err != nil {
 			return nil // the client left or never said hello
 		}

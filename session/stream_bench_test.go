@@ -13,34 +13,44 @@ import (
 	"github.com/poise-dev/poise/tiers"
 )
 
-// BenchmarkAnswerStream streams one answer of b.N tokens through a real
-// hub and WebSocket (server and client in this process): the time per
-// token, with deltas coalesced (the default) and sent one by one. The
+// BenchmarkAnswerStream streams answers of answerTokens tokens through a
+// real hub and WebSocket (server and client in this process), one answer
+// an op, with deltas coalesced (the default) and sent one by one. The
 // tokens come at once, as from a fast backend, so coalescing gathers as
 // much as it can (up to maxCoalesced a message); at a real backend's
-// 20 ms between tokens it halves the messages.
+// 20 ms between tokens it halves the messages. A new connection every
+// questionsPerConn answers keeps under the inbound message rate.
 func BenchmarkAnswerStream(b *testing.B) {
+	const answerTokens, questionsPerConn = 1000, 40
+	tokens := make([]string, answerTokens)
+	for i := range tokens {
+		tokens[i] = "word "
+	}
 	for _, tc := range []struct {
 		name     string
 		coalesce time.Duration
 	}{{"coalesce_40ms", 0}, {"coalesce_off", -1}} {
 		b.Run(tc.name, func(b *testing.B) {
-			tokens := make([]string, b.N)
-			for i := range tokens {
-				tokens[i] = "word "
-			}
 			ts := newTestServer(b, Config{Health: newFakeHealth(tiers.L1), Answerer: scriptedAnswerer{tokens: tokens}, Coalesce: tc.coalesce,
-				SendQueue: b.N + 16}) // one by one, a burst is a backlog: not a slow client here
-			c, _ := ts.start(b, "en")
+				SendQueue: 2 * answerTokens}) // one by one, a burst is a backlog: not a slow client here
+			var c *client
 			b.ReportAllocs()
-			b.ResetTimer()
-			c.send(map[string]any{"type": "question", "text": "Why this company?"})
-			msgs := 0
-			for c.read().str("type") != "answer_end" {
-				msgs++
+			msgs, n := 0, 0
+			for b.Loop() {
+				if n%questionsPerConn == 0 {
+					if c != nil {
+						c.ws.CloseNow()
+					}
+					c, _ = ts.start(b, "en")
+				}
+				n++
+				c.send(map[string]any{"type": "question", "text": "Why this company?"})
+				for c.read().str("type") != "answer_end" {
+					msgs++
+				}
 			}
-			b.StopTimer()
-			b.ReportMetric(float64(msgs)/float64(b.N), "msgs/token")
+			b.ReportMetric(float64(msgs)/float64(n*answerTokens), "msgs/token")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*answerTokens), "ns/token")
 		})
 	}
 }

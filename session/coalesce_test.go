@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -52,12 +53,19 @@ type arrival struct {
 
 // coalesced runs one answer through a hub with coalesce and returns what
 // the client received after the question, up to answer_end.
-func coalesced(t *testing.T, coalesce time.Duration, a timedAnswerer) []arrival {
+// during, if not nil, runs beside the answer, from the question on.
+func coalesced(t *testing.T, coalesce time.Duration, a timedAnswerer, during func(*fakeHealth)) []arrival {
 	n := vendorsim.NewMemNet()
-	ts := serveMem(t, n, Config{Health: newFakeHealth(tiers.L1), Answerer: a, Coalesce: coalesce})
+	h := newFakeHealth(tiers.L1)
+	ts := serveMem(t, n, Config{Health: h, Answerer: a, Coalesce: coalesce})
 	c, _ := ts.start(t, "en")
 	t0 := time.Now()
 	c.send(map[string]any{"type": "question", "id": "q", "text": "Why this company?"})
+	if during != nil {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() { during(h) })
+	}
 	var got []arrival
 	for {
 		m := c.read()
@@ -79,14 +87,14 @@ func TestCoalesceDeltas(t *testing.T) {
 		{215 * ms, "f"},
 	}, end: 220 * ms}
 	synctest.Test(t, func(t *testing.T) {
-		got := coalesced(t, 40*ms, answer)
+		got := coalesced(t, 40*ms, answer, nil)
 		want := []arrival{{typ: "answer_start"}, {"answer_delta", "A", 100 * ms, 0}, {"answer_delta", "bc", 140 * ms, 0},
 			{"answer_delta", "D", 200 * ms, 0}, {"answer_delta", "ef", 220 * ms, 0}, {typ: "answer_end", at: 220 * ms}}
 		check(t, got, want)
 	})
 	t.Run("off", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			got := coalesced(t, -1, answer)
+			got := coalesced(t, -1, answer, nil)
 			want := []arrival{{typ: "answer_start"}}
 			for _, d := range answer.deltas {
 				want = append(want, arrival{"answer_delta", d.text, d.at, 0})
@@ -123,7 +131,7 @@ func TestCoalesceBounded(t *testing.T) {
 	}
 	a.end = time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
-		got := coalesced(t, 40*time.Millisecond, a)
+		got := coalesced(t, 40*time.Millisecond, a, nil)
 		total := 0
 		for _, g := range got {
 			if g.typ == "answer_delta" {
@@ -136,5 +144,21 @@ func TestCoalesceBounded(t *testing.T) {
 		if want := 200 * len(a.deltas[0].text); total != want || len(got) < 2+want/maxCoalesced {
 			t.Fatalf("%d bytes in %d messages, want %d in at least %d", total, len(got), want, 2+want/maxCoalesced)
 		}
+	})
+}
+
+// TestCoalesceFlushesBeforeLevel: a level change mid-answer goes out
+// after the text gathered before it, at once.
+func TestCoalesceFlushesBeforeLevel(t *testing.T) {
+	ms := time.Millisecond
+	answer := timedAnswerer{deltas: []timedDelta{{100 * ms, "A"}, {110 * ms, "b"}}, end: 200 * ms}
+	synctest.Test(t, func(t *testing.T) {
+		got := coalesced(t, 40*ms, answer, func(h *fakeHealth) {
+			time.Sleep(115 * ms)
+			h.set(tiers.L2, tiers.Signal{})
+		})
+		want := []arrival{{typ: "answer_start"}, {"answer_delta", "A", 100 * ms, 0}, {"answer_delta", "b", 115 * ms, 0},
+			{typ: "level", at: 115 * ms}, {typ: "answer_end", at: 200 * ms}}
+		check(t, got, want)
 	})
 }

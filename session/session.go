@@ -147,7 +147,7 @@ func (s *Session) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case msg := <-s.inbox:
-			if s.handle(ctx, msg) {
+			if s.handleBatch(ctx, msg) {
 				heartbeat.Reset(s.cfg.HeartbeatTimeout)
 			}
 		case sig := <-sigs:
@@ -183,6 +183,37 @@ func (s *Session) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// inboxBatch is how many inbox messages run takes at most per turn of its
+// select: a burst (audio frames, answer events) costs one select over
+// every channel, not one each, while timers and signals wait at most a
+// batch.
+const inboxBatch = 16
+
+// handleBatch handles msg and up to inboxBatch-1 more that already wait,
+// and reports whether any came from the client. It stops early once the
+// session is disowned or taken over (nothing more for the old
+// connection).
+func (s *Session) handleBatch(ctx context.Context, msg any) (fromClient bool) {
+	fromClient = s.handle(ctx, msg)
+	for range inboxBatch - 1 {
+		if s.disowned {
+			return fromClient
+		}
+		select {
+		case <-s.taken:
+			return fromClient // run's next turn handles it first
+		default:
+		}
+		select {
+		case msg := <-s.inbox:
+			fromClient = s.handle(ctx, msg) || fromClient
+		default:
+			return fromClient
+		}
+	}
+	return fromClient
 }
 
 // handle processes one inbox message and reports whether it came from the

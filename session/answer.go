@@ -180,7 +180,7 @@ func (s *Session) onAnswerEvent(a answerEvent) {
 		s.onRead(q, a.ev.Text)
 	case tiers.EventDelta:
 		if q.started {
-			s.send(&answerDeltaMsg{head: head{Type: "answer_delta"}, ID: q.id, Text: a.ev.Text})
+			s.sendDelta(q, a.ev.Text)
 		}
 	case tiers.EventEnd:
 		if !q.started {

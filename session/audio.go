@@ -119,7 +119,10 @@ const (
 func (s *Session) onAudio(data []byte) {
 	a := s.audio
 	if len(data)%2 == 1 && len(data) > 1 && (data[0] == tagTab || data[0] == tagMic) {
-		source := map[byte]string{tagTab: "tab", tagMic: "mic"}[data[0]]
+		source := "tab"
+		if data[0] == tagMic {
+			source = "mic"
+		}
 		if a = s.assist.streams[source]; a == nil && s.audioOn {
 			s.sendError(refuse(codeAudio, "tagged frame for the %s stream, which has no audio_start", source))
 			return

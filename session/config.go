@@ -69,6 +69,11 @@ type Config struct {
 	SendQueue int
 	// Replay is how many sent messages a session keeps for resume. Default 4096.
 	Replay int
+	// Coalesce is how long the answer deltas that follow a sent one are
+	// gathered into one answer_delta (the first delta of an answer, and
+	// one after a quiet spell, go out at once). Default 40ms; negative:
+	// every delta goes out alone.
+	Coalesce time.Duration
 	// Limits are per token subject (per session when anonymous).
 	Limits quota.Limits
 	// Counters keep the counts of Limits. Default a new
@@ -122,6 +127,9 @@ func (c Config) withDefaults() Config {
 	def(&c.ResumeWindow, 120*time.Second)
 	def(&c.MaxTokenTTL, DefaultMaxTTL)
 	def(&c.DeadPeerTimeout, 45*time.Second)
+	if c.Coalesce == 0 {
+		c.Coalesce = defaultCoalesce
+	}
 	if c.PreHelloMax <= 0 {
 		c.PreHelloMax = defaultPreHelloMax
 	}

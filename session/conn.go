@@ -19,30 +19,37 @@ const (
 
 const maxPendingBytes = 1 << 20 // unwritten bytes per connection before it counts as too slow
 
-// conn is one WebSocket connection. Its writeLoop is the only writer.
-// Messages wait in a pending list that send appends to without blocking; a
-// burst is absorbed, but a connection whose backlog passes its limit (in
-// messages or bytes) is too slow and gets closed with 1008, and the client
-// resumes. The connection's handler goroutine owns writeLoop and reads.
+// conn is one WebSocket connection. Its writer (writeLoop) is the only
+// writer, and runs only while there is something to write: send starts it
+// when messages wait and none runs, and it returns once the backlog is
+// written, so an idle connection costs no goroutine. Messages wait in a
+// pending list that send appends to without blocking; a burst is
+// absorbed, but a connection whose backlog passes its limit (in messages
+// or bytes) is too slow and gets closed with 1008, and the client
+// resumes. The connection's handler goroutine reads, and waits for the
+// writer (wait) after close.
 type conn struct {
 	ws      *websocket.Conn
-	in      *inRate       // owned by the reader (handshake, then readLoop)
-	img     imageParts    // the screenshot being received; owned by the reader
-	limit   int           // pending messages allowed
-	wake    chan struct{} // capacity 1: pending has messages
-	done    chan struct{} // closed by close: the writer closes the socket
-	closeMu sync.Once
+	ctx     context.Context // bounds each write with writeTimeout; the hub's
+	in      *inRate         // owned by the reader (handshake, then readLoop)
+	img     imageParts      // the screenshot being received; owned by the reader
+	rbuf    []byte          // the reader's message buffer (read); owned by the reader
+	limit   int             // pending messages allowed
+	writers sync.WaitGroup  // the writer, while it runs
 	mu      sync.Mutex
 	pending [][]byte // guarded by mu
 	bytes   int      // guarded by mu
+	writing bool     // guarded by mu: a writer runs
+	closing bool     // guarded by mu: close was called; the writer closes the socket
+	over    bool     // guarded by mu: the socket is closed; nothing more is written
 	code    websocket.StatusCode
 	reason  string
 	tooSlow bool        // guarded by mu
 	lost    atomic.Bool // keepAlive found the peer dead
 }
 
-func newConn(ws *websocket.Conn, limit int) *conn {
-	return &conn{ws: ws, in: newInRate(time.Now), limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newConn(ctx context.Context, ws *websocket.Conn, limit int) *conn {
+	return &conn{ws: ws, ctx: ctx, in: newInRate(time.Now), limit: limit}
 }
 
 // send queues encoded messages in order and returns false when the backlog
@@ -50,23 +57,33 @@ func newConn(ws *websocket.Conn, limit int) *conn {
 // A batch (a resume's replay) always fits behind an empty backlog.
 func (c *conn) send(msgs ...[]byte) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := 0
 	for _, m := range msgs {
 		n += len(m)
 	}
 	if c.tooSlow || len(c.pending) >= c.limit || c.bytes >= maxPendingBytes {
 		c.tooSlow = true
-		c.mu.Unlock()
 		return false
+	}
+	if c.over {
+		return true // the socket is closed: the messages stay in the replay buffer
 	}
 	c.pending = append(c.pending, msgs...)
 	c.bytes += n
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.startWriter()
 	return true
+}
+
+// startWriter starts the writer unless one runs or the socket is closed.
+// Called with mu held: an Add happens before the handler's wait, which
+// follows close.
+func (c *conn) startWriter() {
+	if c.writing || c.over {
+		return
+	}
+	c.writing = true
+	c.writers.Go(c.writeLoop)
 }
 
 // busy reports whether the backlog is over half its limit; droppable
@@ -77,51 +94,59 @@ func (c *conn) busy() bool {
 	return len(c.pending) > c.limit/2
 }
 
-// take removes and returns the whole backlog.
-func (c *conn) take() [][]byte {
+// close asks the writer to close the socket with code, after writing the
+// backlog unless the client is too slow (1008); later calls do nothing.
+func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := c.pending
-	c.pending, c.bytes = nil, 0
-	return p
+	if c.closing {
+		return
+	}
+	c.closing, c.code, c.reason = true, code, reason
+	if code == websocket.StatusPolicyViolation {
+		c.pending, c.bytes = nil, 0 // a too-slow client is not waited for
+	}
+	c.startWriter()
 }
 
-// close asks the writer to close the socket with code, after writing the
-// backlog unless the client is too slow; later calls do nothing.
-func (c *conn) close(code websocket.StatusCode, reason string) {
-	c.closeMu.Do(func() {
-		c.code, c.reason = code, reason
-		close(c.done)
-	})
-}
+// wait returns when the writer has returned. The handler calls it after
+// close, so the socket is closed by then.
+func (c *conn) wait() { c.writers.Wait() }
 
-// writeLoop writes the backlog, each message within writeTimeout, until
-// close is called, a write fails or ctx is done. On return the socket is
-// closed, which ends the handler's reads too.
-func (c *conn) writeLoop(ctx context.Context) {
+// writeLoop writes the backlog, each message within writeTimeout, until it
+// is empty, then returns; after close it closes the socket once the
+// backlog is written. A failed write closes the socket at once, which
+// ends the handler's reads too.
+func (c *conn) writeLoop() {
 	for {
-		select {
-		case <-c.wake:
-			if err := c.write(ctx, c.take()); err != nil {
-				c.ws.CloseNow()
-				return
+		c.mu.Lock()
+		msgs, closing := c.pending, c.closing
+		c.pending, c.bytes = nil, 0
+		if len(msgs) == 0 {
+			if closing {
+				c.over = true
 			}
-		case <-c.done:
-			if c.code != websocket.StatusPolicyViolation {
-				c.write(ctx, c.take()) // a too-slow client is not waited for
+			c.writing = false
+			c.mu.Unlock()
+			if closing {
+				c.ws.Close(c.code, c.reason)
 			}
-			c.ws.Close(c.code, c.reason)
 			return
-		case <-ctx.Done():
-			c.ws.Close(websocket.StatusGoingAway, "server shutting down")
+		}
+		c.mu.Unlock()
+		if err := c.write(msgs); err != nil {
+			c.mu.Lock()
+			c.over, c.writing, c.pending, c.bytes = true, false, nil, 0
+			c.mu.Unlock()
+			c.ws.CloseNow()
 			return
 		}
 	}
 }
 
-func (c *conn) write(ctx context.Context, msgs [][]byte) error {
+func (c *conn) write(msgs [][]byte) error {
 	for _, msg := range msgs {
-		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		wctx, cancel := context.WithTimeout(c.ctx, writeTimeout)
 		err := c.ws.Write(wctx, websocket.MessageText, msg)
 		cancel()
 		if err != nil {

@@ -98,7 +98,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(readLimit)
-	c := newConn(ws, h.cfg.SendQueue)
+	c := newConn(h.ctx, ws, h.cfg.SendQueue)
 	if !h.track(c) {
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
@@ -106,13 +106,12 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.untrack(c)
 	leave := h.lobby.enter(c, access.ClientAddr(r))
 	defer leave()
-	// The handler goroutine reads; the writer runs beside it. Each ends
-	// the other: the reader by close, the writer by closing the socket.
-	var writer sync.WaitGroup
-	writer.Go(func() { c.writeLoop(h.ctx) })
+	// The handler goroutine reads; the writer runs beside it while there
+	// is something to write. Each ends the other: the reader by close, the
+	// writer by closing the socket.
 	h.serveConn(h.ctx, c, access.Local(r), leave)
 	c.close(websocket.StatusNormalClosure, "")
-	writer.Wait()
+	c.wait()
 }
 
 func (h *Hub) track(c *conn) bool {
@@ -143,11 +142,8 @@ func (h *Hub) serveConn(ctx context.Context, c *conn, local bool, helloSaid func
 		return
 	}
 	helloSaid()
-	kctx, stopKeepAlive := context.WithCancel(context.WithoutCancel(ctx))
-	var pinger sync.WaitGroup
-	pinger.Go(func() { c.keepAlive(kctx, h.cfg.DeadPeerTimeout) })
-	defer pinger.Wait()
-	defer stopKeepAlive()
+	pinger := startKeepAlive(context.WithoutCancel(ctx), c, h.cfg.DeadPeerTimeout)
+	defer pinger.stop()
 	defer s.post(ctx, detached{c: c})
 	h.readLoop(ctx, c, s)
 	if c.lost.Load() {
@@ -165,7 +161,7 @@ func (h *Hub) handshake(ctx context.Context, c *conn, local bool) *Session {
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handshakeTimeout)
 	defer cancel()
 	for {
-		typ, data, err := c.ws.Read(hctx)
+		typ, data, err := c.read(hctx)
 		if err != nil {
 			return nil // the client left or never said hello
 		}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -15,30 +16,70 @@ import (
 // within timeout. The client's pongs come through the reader (readLoop),
 // which coder/websocket needs for a ping to complete.
 //
-// keepAlive runs beside the connection's reader and writer and returns
-// when ctx is done; its caller (serveConn) cancels ctx when the
-// connection ends and waits for it.
-func (c *conn) keepAlive(ctx context.Context, timeout time.Duration) {
-	every := timeout / 3
-	t := time.NewTimer(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, timeout-every)
-		err := c.ws.Ping(pctx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			c.lost.Store(true)
-			c.ws.CloseNow()
-			return
-		}
-		t.Reset(every)
+// No goroutine waits between pings: a timer's function sends each ping
+// and arms the next, so an idle connection costs a timer, not a parked
+// goroutine. The connection's handler (serveConn) starts it and calls
+// stop when the connection ends; stop returns once a ping in flight has
+// returned.
+type keepAlive struct {
+	c       *conn
+	ctx     context.Context // cancelled by stop: ends a ping in flight
+	cancel  context.CancelFunc
+	every   time.Duration
+	timeout time.Duration
+	mu      sync.Mutex
+	t       *time.Timer    // guarded by mu
+	stopped bool           // guarded by mu
+	pinging sync.WaitGroup // the ping in flight; Add only under mu while not stopped
+}
+
+// startKeepAlive arms c's first ping. ctx is the handler's; it is not
+// cancelled when the hub shuts down (a shutdown closes the connection,
+// which fails a ping in flight).
+func startKeepAlive(ctx context.Context, c *conn, timeout time.Duration) *keepAlive {
+	k := &keepAlive{c: c, every: timeout / 3, timeout: timeout}
+	k.ctx, k.cancel = context.WithCancel(ctx)
+	k.mu.Lock()
+	k.t = time.AfterFunc(k.every, k.ping)
+	k.mu.Unlock()
+	return k
+}
+
+// ping runs in the timer's goroutine: it pings, and arms the next ping or
+// closes a connection whose pong did not come.
+func (k *keepAlive) ping() {
+	k.mu.Lock()
+	if k.stopped {
+		k.mu.Unlock()
+		return
 	}
+	k.pinging.Add(1)
+	k.mu.Unlock()
+	defer k.pinging.Done()
+	pctx, cancel := context.WithTimeout(k.ctx, k.timeout-k.every)
+	err := k.c.ws.Ping(pctx)
+	cancel()
+	if k.ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		k.c.lost.Store(true)
+		k.c.ws.CloseNow()
+		return
+	}
+	k.mu.Lock()
+	if !k.stopped {
+		k.t.Reset(k.every)
+	}
+	k.mu.Unlock()
+}
+
+// stop cancels the next ping and waits for one in flight.
+func (k *keepAlive) stop() {
+	k.mu.Lock()
+	k.stopped = true
+	k.t.Stop()
+	k.mu.Unlock()
+	k.cancel()
+	k.pinging.Wait()
 }

@@ -21,7 +21,7 @@ type Session struct {
 	resumeToken string
 	subject     string // token subject, or the session id when anonymous
 	hub         *Hub
-	cfg         Config
+	cfg         *Config // the hub's; read only
 	log         zerolog.Logger
 	inbox       chan any      // many senders (readers, answer goroutines); never closed; run ends with its ctx
 	done        chan struct{} // closed when run has returned and cleaned up
@@ -41,6 +41,7 @@ type Session struct {
 	assist        assist        // the state of the v1 additions (assist.go)
 	captions      captionsWatch // the caption chain's state as told to the client (captions.go)
 	transcript    []line
+	deltas        coalescer // answer deltas waiting to go out together
 	q             *question
 	questions     int            // the highest "q<N>" wire id given or seen (questionID)
 	gen           uint64         // the last generation handed out (next)
@@ -73,7 +74,7 @@ type (
 )
 
 func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer bool) *Session {
-	cfg := h.cfg
+	cfg := &h.cfg
 	return &Session{
 		id: id, resumeToken: token, subject: subject, hub: h, cfg: cfg,
 		log:        cfg.Log.With().Str("session", id).Logger(),
@@ -84,6 +85,7 @@ func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer b
 		profile:    p,
 		autoAnswer: autoAnswer,
 		replay:     newReplay(cfg.Replay),
+		deltas:     coalescer{window: cfg.Coalesce},
 		assist:     assist{facts: tiers.ExtractFacts(p.Resume, p.Job, cfg.Now())},
 	}
 }
@@ -117,6 +119,7 @@ func (s *Session) run(ctx context.Context) {
 		}
 		unsubscribe()
 		s.limits.stop()
+		s.deltas.stop()
 		cancel()
 		s.stopAudio()
 		s.workers.Wait()
@@ -144,7 +147,7 @@ func (s *Session) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case msg := <-s.inbox:
-			if s.handle(ctx, msg) {
+			if s.handleBatch(ctx, msg) {
 				heartbeat.Reset(s.cfg.HeartbeatTimeout)
 			}
 		case sig := <-sigs:
@@ -159,6 +162,8 @@ func (s *Session) run(ctx context.Context) {
 			s.onSLA()
 		case <-s.limits.lifted():
 			s.onLimitTimer()
+		case <-s.deltas.due():
+			s.flushDelta()
 		case <-resume.C:
 			if s.conn == nil {
 				s.log.Info().Msg("resume window over; session ends")
@@ -178,6 +183,37 @@ func (s *Session) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// inboxBatch is how many inbox messages run takes at most per turn of its
+// select: a burst (audio frames, answer events) costs one select over
+// every channel, not one each, while timers and signals wait at most a
+// batch.
+const inboxBatch = 16
+
+// handleBatch handles msg and up to inboxBatch-1 more that already wait,
+// and reports whether any came from the client. It stops early once the
+// session is disowned or taken over (nothing more for the old
+// connection).
+func (s *Session) handleBatch(ctx context.Context, msg any) (fromClient bool) {
+	fromClient = s.handle(ctx, msg)
+	for range inboxBatch - 1 {
+		if s.disowned {
+			return fromClient
+		}
+		select {
+		case <-s.taken:
+			return fromClient // run's next turn handles it first
+		default:
+		}
+		select {
+		case msg := <-s.inbox:
+			fromClient = s.handle(ctx, msg) || fromClient
+		default:
+			return fromClient
+		}
+	}
+	return fromClient
 }
 
 // handle processes one inbox message and reports whether it came from the
@@ -326,9 +362,16 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 }
 
 // send stamps m with the next seq, keeps it for resume and queues it to the
-// connection. A connection whose queue is full is closed as too slow; the
-// message stays in the replay buffer for the client's resume.
+// connection, after the answer delta text gathered so far (coalescer). A
+// connection whose queue is full is closed as too slow; the message stays
+// in the replay buffer for the client's resume.
 func (s *Session) send(m outbound) {
+	s.flushDelta()
+	s.emit(m)
+}
+
+// emit is send without the flush.
+func (s *Session) emit(m outbound) {
 	m.header().Seq = s.replay.last() + 1
 	data := encode(m)
 	s.replay.add(data)
@@ -381,6 +424,9 @@ func (s *Session) started() {
 // end releases the session: its connection is closed and the ops view
 // forgets it. Called by run only, after every answer goroutine returned.
 func (s *Session) end() {
+	if !s.disowned {
+		s.flushDelta()
+	}
 	if s.conn != nil {
 		s.conn.close(closeEnded, "session ended")
 		s.conn = nil

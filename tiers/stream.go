@@ -46,7 +46,7 @@ type tokenUsage struct {
 // the answer is complete, fails, or ctx is done.
 func stream(ctx context.Context, src *upstream.Client, c call, onToken func(string) bool) result {
 	h := &tokens{onToken: onToken}
-	res := src.Stream(ctx, upstream.Call{Messages: c.messages, Model: c.model, MaxTokens: c.maxTokens,
+	res := src.StreamDeltas(ctx, upstream.Call{Messages: c.messages, Model: c.model, MaxTokens: c.maxTokens,
 		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken}, h)
 	return result{text: h.text.String(), started: res.Started, finish: res.Finish, err: res.Err, usage: h.usage}
 }
@@ -60,39 +60,28 @@ type tokens struct {
 	finished bool // the finish chunk came: only usage matters now
 }
 
-// Chunk implements upstream.Handler.
-func (t *tokens) Chunk(ch openai.ChatCompletionChunk) (bool, string, error) {
-	if u := chunkUsage(ch); u != nil {
-		t.usage = u
+// Delta implements upstream.DeltaHandler.
+func (t *tokens) Delta(d upstream.Delta) (bool, string, error) {
+	if d.PromptTokens != 0 || d.CompletionTokens != 0 { // OpenAI sends usage on a last chunk with empty choices when include_usage is asked
+		t.usage = &tokenUsage{prompt: int(d.PromptTokens), completion: int(d.CompletionTokens)}
 	}
-	if t.finished || len(ch.Choices) == 0 {
+	if t.finished || d.Choices == 0 {
 		return false, "", nil // a usage chunk, or what follows the finish
 	}
-	c := ch.Choices[0]
-	if c.Delta.Refusal != "" {
-		return false, "", &upstream.Error{Class: upstream.ClassRefused, Message: c.Delta.Refusal}
+	if d.Refusal != "" {
+		return false, "", &upstream.Error{Class: upstream.ClassRefused, Message: d.Refusal}
 	}
-	tok := c.Delta.Content
+	tok := d.Content
 	if tok != "" {
 		t.text.WriteString(tok)
 		if !t.onToken(tok) {
 			return true, "", &upstream.Error{Class: upstream.ClassCanceled, Err: context.Canceled}
 		}
 	}
-	t.finished = c.FinishReason != ""
-	return tok != "", c.FinishReason, nil
+	t.finished = d.Finish != ""
+	return tok != "", d.Finish, nil
 }
 
-// Ended implements upstream.Handler: a stream without a finish_reason is
+// Ended implements upstream.DeltaHandler: a stream without a finish_reason is
 // broken.
 func (t *tokens) Ended() string { return "" }
-
-// chunkUsage returns the usage a chunk carries, if any: OpenAI sends it on
-// a last chunk with empty choices when include_usage is asked.
-func chunkUsage(ch openai.ChatCompletionChunk) *tokenUsage {
-	u := ch.Usage
-	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
-		return nil
-	}
-	return &tokenUsage{prompt: int(u.PromptTokens), completion: int(u.CompletionTokens)}
-}

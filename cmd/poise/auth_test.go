@@ -409,7 +409,7 @@ func bodyOf(t *testing.T, resp *http.Response) string {
 }
 
 // TestOpsAccessThroughServer: with ops.token, every operator endpoint (the
-// ops API, the -demo fault switch, /metrics) answers 401 without a
+// ops API, the -demo fault switch, /metrics, the profiler) answers 401 without a
 // credential and serves it with the bearer token; /ops shows the sign-in
 // page, whose POST /ops/login sets a cookie that opens the ops page and
 // API and that sign-out clears.
@@ -423,6 +423,8 @@ func TestOpsAccessThroughServer(t *testing.T) {
 		{http.MethodGet, "/ops/api/demo", ""},
 		{http.MethodPost, "/ops/api/demo/faults", `{"fault":"l1_down","on":false}`},
 		{http.MethodGet, "/metrics", ""},
+		{http.MethodGet, "/ops/debug/pprof/", ""},
+		{http.MethodGet, "/ops/debug/pprof/heap", ""},
 	}
 	for _, g := range guarded {
 		if resp := opsRequest(t, g.method, base+g.path, "", nil, g.body); resp.StatusCode != http.StatusUnauthorized {

@@ -40,16 +40,23 @@ type config struct {
 	Ops struct {
 		Token string `yaml:"token"` // default "": ops pages from loopback only
 	} `yaml:"ops"`
-	Limits             quota.Limits  `yaml:"limits"`                // defaults in quota.DefaultLimits
-	HeartbeatTimeoutMS int           `yaml:"heartbeat_timeout_ms"`  // default 60000
-	ResumeWindowMS     int           `yaml:"resume_window_ms"`      // default 120000
-	DeadPeerTimeoutMS  int           `yaml:"dead_peer_timeout_ms"`  // default 45000: no pong this long, the connection is lost
-	PreHelloMax        int           `yaml:"pre_hello_max"`         // default 1024: sockets waiting for hello, oldest shed
-	PreHelloPerAddress int           `yaml:"pre_hello_per_address"` // default 32: the same, per client address
-	Engine             tiers.Config  `yaml:",inline"`               // sla_ms, health, l1, l2
-	L3                 recall.Config `yaml:"l3"`                    // threshold 0.78
-	ASR                asr.Config    `yaml:"asr"`
-	OCR                ocr.Config    `yaml:"ocr"` // screenshot questions' Tier O: tesseract on PATH
+	Limits             quota.Limits `yaml:"limits"`                // defaults in quota.DefaultLimits
+	HeartbeatTimeoutMS int          `yaml:"heartbeat_timeout_ms"`  // default 60000
+	ResumeWindowMS     int          `yaml:"resume_window_ms"`      // default 120000
+	DeadPeerTimeoutMS  int          `yaml:"dead_peer_timeout_ms"`  // default 45000: no pong this long, the connection is lost
+	PreHelloMax        int          `yaml:"pre_hello_max"`         // default 1024: sockets waiting for hello, oldest shed
+	PreHelloPerAddress int          `yaml:"pre_hello_per_address"` // default 32: the same, per client address
+	Stream             struct {
+		// CoalesceMS gathers the answer deltas that follow a sent one
+		// within this many ms into one answer_delta; the first delta of an
+		// answer is never delayed. Default (absent) 40; 0 sends every
+		// delta alone.
+		CoalesceMS *int `yaml:"coalesce_ms"`
+	} `yaml:"stream"`
+	Engine tiers.Config  `yaml:",inline"` // sla_ms, health, l1, l2
+	L3     recall.Config `yaml:"l3"`      // threshold 0.78
+	ASR    asr.Config    `yaml:"asr"`
+	OCR    ocr.Config    `yaml:"ocr"` // screenshot questions' Tier O: tesseract on PATH
 
 	// Gateway configures /v1/chat/completions: chains, keys, retry policy
 	// (gateway.Config); without chains /v1 answers 404.
@@ -125,6 +132,9 @@ func (c config) validate(lines keyLines) error {
 	if c.ResumeWindowMS < 0 {
 		add(errors.New("resume_window_ms: must not be negative"))
 	}
+	if c.Stream.CoalesceMS != nil && *c.Stream.CoalesceMS < 0 {
+		add(errors.New("stream.coalesce_ms: must not be negative (0 sends every answer delta alone)"))
+	}
 	if c.DeadPeerTimeoutMS < 0 || c.PreHelloMax < 0 || c.PreHelloPerAddress < 0 || c.Auth.MaxTTLms < 0 {
 		add(errors.New("dead_peer_timeout_ms, pre_hello_max, pre_hello_per_address, auth.max_ttl_ms: must not be negative"))
 	}
@@ -184,5 +194,18 @@ func (c config) sessionConfig() session.Config {
 		DeadPeerTimeout:  time.Duration(c.DeadPeerTimeoutMS) * time.Millisecond,
 		PreHelloMax:      c.PreHelloMax,
 		PreHelloPerAddr:  c.PreHelloPerAddress,
+		Coalesce:         c.coalesce(),
 	}
+}
+
+// coalesce is stream.coalesce_ms as session.Config.Coalesce: absent is
+// its default, 0 is off (negative there).
+func (c config) coalesce() time.Duration {
+	switch {
+	case c.Stream.CoalesceMS == nil:
+		return 0
+	case *c.Stream.CoalesceMS == 0:
+		return -1
+	}
+	return time.Duration(*c.Stream.CoalesceMS) * time.Millisecond
 }

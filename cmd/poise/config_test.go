@@ -93,3 +93,27 @@ func TestConfigSecurityKeys(t *testing.T) {
 		t.Fatalf("negative dead_peer_timeout_ms: %v", err)
 	}
 }
+
+// TestConfigCoalesce: stream.coalesce_ms absent is the session's default,
+// 0 turns coalescing off, a negative value is refused.
+func TestConfigCoalesce(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want time.Duration
+	}{
+		{"", 0},
+		{"stream:\n  coalesce_ms: 0\n", -1},
+		{"stream:\n  coalesce_ms: 25\n", 25 * time.Millisecond},
+	} {
+		c, err := parseConfig([]byte(tc.yaml), noEnv)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if got := c.sessionConfig().Coalesce; got != tc.want {
+			t.Errorf("%q: Coalesce = %v, want %v", tc.yaml, got, tc.want)
+		}
+	}
+	if _, err := parseConfig([]byte("stream:\n  coalesce_ms: -1\n"), noEnv); err == nil || !strings.Contains(err.Error(), "stream.coalesce_ms") {
+		t.Fatalf("negative coalesce_ms: %v", err)
+	}
+}

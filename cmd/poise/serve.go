@@ -176,6 +176,7 @@ func (a *app) routes() http.Handler {
 	mux.Handle("GET /v1/models", gw)
 	a.opsAPI(mux)
 	a.demoAPI(mux)
+	a.pprofRoutes(mux)
 	pages := web.Handler()
 	mux.Handle("/", pages)
 	mux.Handle("GET /ops", a.opsPage(pages))

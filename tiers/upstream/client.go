@@ -174,8 +174,8 @@ const (
 	phaseStreaming               // content is flowing
 )
 
-// Stream sends call and passes each chunk to h until the answer is
-// complete, fails, or ctx is done. Its timers: no response headers within
+// stream sends call and passes each chunk to its handler (through s)
+// until the answer is complete, fails, or ctx is done. Its timers: no response headers within
 // HeaderTimeout, or no first content within FirstToken, fail with
 // ClassTimeout; silence longer than Stall after the first content is a cut
 // (ClassCut): only a decoded chunk ends a silence, undecodable events do
@@ -185,7 +185,7 @@ const (
 // that never sends [DONE] cannot hold a complete answer back. A broken
 // stream after its first content is always a cut: its text is partial
 // whatever broke it.
-func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
+func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var phase atomic.Int32
@@ -232,7 +232,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 	defer raw.Body.Close()
 	ev := newEventReader(raw.Body, c.ep.APIKey)
 	for {
-		kind, ch, ok := ev.next()
+		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
 			c.badEvent(ev)
 		}
@@ -245,7 +245,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		if res.Started {
 			watchdog.Stop() // the handler's own time is not the server's silence
 		}
-		content, finish, err := h.Chunk(ch)
+		content, finish, err := s.take()
 		if content && !res.Started {
 			res.Started = true
 			phase.Store(phaseStreaming)
@@ -256,7 +256,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		}
 		if finish != "" {
 			res.Finish = finish
-			drain(ev, h, watchdog)
+			drain(ev, s, watchdog)
 			break
 		}
 		if res.Started {
@@ -268,7 +268,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		streamErr = nil
 	}
 	if res.Finish == "" && streamErr == nil {
-		res.Finish = h.Ended()
+		res.Finish = s.ended()
 	}
 	res.Err = c.endError(ctx, sctx, streamErr, res, call.Prefill != "")
 	return res
@@ -294,18 +294,18 @@ func asError(err error) *Error {
 // drain reads what follows the finish chunk (a usage chunk, [DONE]) so
 // that the connection can be reused, for at most drainTimeout in all.
 // Whatever goes wrong here does not change the answer.
-func drain(ev *eventReader, h Handler, watchdog *time.Timer) {
+func drain(ev *eventReader, s sink, watchdog *time.Timer) {
 	watchdog.Reset(drainTimeout)
 	defer watchdog.Stop()
 	for {
-		kind, ch, ok := ev.next()
+		kind, ok := ev.next(s.decode)
 		if !ok || kind == eventDone {
 			return
 		}
 		if kind != eventChunk {
 			continue
 		}
-		if _, _, err := h.Chunk(ch); err != nil {
+		if _, _, err := s.take(); err != nil {
 			return
 		}
 	}

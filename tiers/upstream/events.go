@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -59,41 +58,42 @@ func newEventReader(body io.Reader, key string) *eventReader {
 	return &eventReader{r: bufio.NewReaderSize(body, readBuffer), key: key}
 }
 
-// next reads one event. It returns eventBad for an undecodable event that
-// may be skipped, and false when the stream ended (err says why: io.EOF,
-// a read error, errGarbage when more events were bad than good and there
-// were at least two, or errLostChunk for a bad event that looks like an
-// answer chunk). An error event comes back as eventError with err set to
-// its *ssestream.StreamError, the API key cut out of its data.
-func (e *eventReader) next() (eventKind, openai.ChatCompletionChunk, bool) {
-	var ch openai.ChatCompletionChunk
+// next reads one event and decodes it with decode, which reports whether
+// the event's data was a chunk it could decode. It returns eventBad for an
+// undecodable event that may be skipped, and false when the stream ended
+// (err says why: io.EOF, a read error, errGarbage when more events were
+// bad than good and there were at least two, or errLostChunk for a bad
+// event that looks like an answer chunk). An error event comes back as
+// eventError with err set to its *ssestream.StreamError, the API key cut
+// out of its data.
+func (e *eventReader) next(decode func(data []byte) bool) (eventKind, bool) {
 	data, ok := e.event()
 	if !ok {
-		return 0, ch, false
+		return 0, false
 	}
 	switch {
 	case bytes.HasPrefix(data, []byte("[DONE]")):
 		e.err = io.EOF
-		return eventDone, ch, true
+		return eventDone, true
 	case bytes.Contains(data, []byte(`"error"`)) && isErrorEvent(data):
 		clean := cleanErrorJSON(data, e.key)
 		e.err = &ssestream.StreamError{Message: "received error while streaming: " + errorSummary(clean), Event: ssestream.Event{Data: clean}}
-		return eventError, ch, false
+		return eventError, false
 	}
-	if json.Valid(data) && data[0] == '{' && json.Unmarshal(data, &ch) == nil {
+	if len(data) > 0 && data[0] == '{' && decode(data) {
 		e.good++
-		return eventChunk, ch, true
+		return eventChunk, true
 	}
 	e.bad++
 	switch {
 	case looksLikeChunk(data):
 		e.err = errLostChunk
-		return eventBad, ch, false
+		return eventBad, false
 	case e.bad >= 2 && e.bad > e.good:
 		e.err = errGarbage
-		return eventBad, ch, false
+		return eventBad, false
 	}
-	return eventBad, ch, true
+	return eventBad, true
 }
 
 // event reads the data of the next event with data (SSE: "data:" lines up

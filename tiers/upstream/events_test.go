@@ -18,12 +18,30 @@ func chunkEvent(content string) string {
 func readAll(body string) (text string, bad int, err error) {
 	ev := newEventReader(strings.NewReader(body), "")
 	var b strings.Builder
+	s := &chunkSink{}
 	for {
-		kind, ch, ok := ev.next()
-		if kind == eventChunk {
-			for _, c := range ch.Choices {
+		kind, ok := ev.next(s.decode)
+		if ok && kind == eventChunk {
+			for _, c := range s.ch.Choices {
 				b.WriteString(c.Delta.Content)
 			}
+		}
+		if !ok || kind == eventDone {
+			break
+		}
+	}
+	return b.String(), ev.bad, ev.err
+}
+
+// readDeltas is readAll through the Delta decoder.
+func readDeltas(body string) (text string, bad int, err error) {
+	ev := newEventReader(strings.NewReader(body), "")
+	var b strings.Builder
+	s := &deltaSink{}
+	for {
+		kind, ok := ev.next(s.decode)
+		if ok && kind == eventChunk {
+			b.WriteString(s.d.Content)
 		}
 		if !ok || kind == eventDone {
 			break
@@ -61,12 +79,14 @@ func TestEventReaderTolerance(t *testing.T) {
 		{"an event over 1 MiB", chunkEvent("one ") + "data: " + strings.Repeat("x", maxEventSize+1), "one ", 0, errEventTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text, bad, err := readAll(tc.body)
-			if text != tc.text || bad != tc.bad {
-				t.Fatalf("text %q with %d bad events, want %q with %d", text, bad, tc.text, tc.bad)
-			}
-			if tc.wantErr == nil && !errors.Is(err, io.EOF) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
-				t.Fatalf("ended with %v, want %v", err, tc.wantErr)
+			for name, read := range map[string]func(string) (string, int, error){"chunks": readAll, "deltas": readDeltas} {
+				text, bad, err := read(tc.body)
+				if text != tc.text || bad != tc.bad {
+					t.Fatalf("%s: text %q with %d bad events, want %q with %d", name, text, bad, tc.text, tc.bad)
+				}
+				if tc.wantErr == nil && !errors.Is(err, io.EOF) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+					t.Fatalf("%s: ended with %v, want %v", name, err, tc.wantErr)
+				}
 			}
 		})
 	}

@@ -242,11 +242,12 @@ func exhaustedError(model, endpoint string, e *upstream.Error, cut bool) (gatewa
 	return ge, http.StatusBadGateway
 }
 
-// sseWriter writes server-sent events to a client, each flushed within
-// gatewayWriteLimit.
+// sseWriter writes server-sent events to a client, each in one write and
+// one flush, within gatewayWriteLimit. Owned by one gatewayCall.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte // the event being written, reused
 }
 
 func newSSEWriter(w http.ResponseWriter) sseWriter {
@@ -254,15 +255,12 @@ func newSSEWriter(w http.ResponseWriter) sseWriter {
 }
 
 // event writes "data: <data>\n\n" and flushes it.
-func (s sseWriter) event(data []byte) error {
+func (s *sseWriter) event(data []byte) error {
 	if err := s.rc.SetWriteDeadline(time.Now().Add(gatewayWriteLimit)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	buf := make([]byte, 0, len(data)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := s.w.Write(buf); err != nil {
+	s.buf = append(append(append(s.buf[:0], "data: "...), data...), "\n\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}
 	return s.rc.Flush()

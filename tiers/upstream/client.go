@@ -230,7 +230,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		return res
 	}
 	defer raw.Body.Close()
-	ev := newEventReader(raw.Body, c.ep.APIKey)
+	ev := rawReader(newEventReader(raw.Body, c.ep.APIKey), h)
 	for {
 		kind, ch, ok := ev.next()
 		if kind == eventBad {
@@ -245,7 +245,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 		if res.Started {
 			watchdog.Stop() // the handler's own time is not the server's silence
 		}
-		content, finish, err := h.Chunk(ch)
+		content, finish, err := ev.pass(h, ch)
 		if content && !res.Started {
 			res.Started = true
 			phase.Store(phaseStreaming)
@@ -305,7 +305,7 @@ func drain(ev *eventReader, h Handler, watchdog *time.Timer) {
 		if kind != eventChunk {
 			continue
 		}
-		if _, _, err := h.Chunk(ch); err != nil {
+		if _, _, err := ev.pass(h, ch); err != nil {
 			return
 		}
 	}

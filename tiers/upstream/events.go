@@ -53,6 +53,9 @@ type eventReader struct {
 	good int    // decoded events
 	bad  int    // undecodable events
 	err  error  // why reading stopped: io.EOF at a clean end
+
+	raw   bool   // chunks are left undecoded for a RawHandler (raw.go)
+	chunk []byte // raw: the last chunk's JSON, in data
 }
 
 func newEventReader(body io.Reader, key string) *eventReader {
@@ -80,7 +83,7 @@ func (e *eventReader) next() (eventKind, openai.ChatCompletionChunk, bool) {
 		e.err = &ssestream.StreamError{Message: "received error while streaming: " + errorSummary(clean), Event: ssestream.Event{Data: clean}}
 		return eventError, ch, false
 	}
-	if json.Valid(data) && data[0] == '{' && json.Unmarshal(data, &ch) == nil {
+	if e.decode(data, &ch) {
 		e.good++
 		return eventChunk, ch, true
 	}

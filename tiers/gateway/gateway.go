@@ -47,6 +47,7 @@ type Handler struct {
 	m        *Metrics
 	cool     *cooldowns
 	inflight *semaphore.Weighted // request body bytes held, of max_inflight_mb
+	bodyWait time.Duration       // the longest wait for room under max_inflight_mb: maxBodyWait (tests shorten it)
 	ocr      Reader              // nil: ocr_fallback entries are skipped for requests with images (ocr.go)
 
 	// sleep waits d (a Retry-After or a backoff) and reports false when ctx
@@ -74,7 +75,7 @@ func New(cfg Config, circuits Circuits, log zerolog.Logger, m *Metrics, opts ...
 		circuits = noCircuits{}
 	}
 	g := &Handler{plan: plan, clients: map[string]*upstream.Client{}, circuits: circuits,
-		log: log, m: m, cool: newCooldowns(), sleep: sleepCtx,
+		log: log, m: m, cool: newCooldowns(), sleep: sleepCtx, bodyWait: maxBodyWait,
 		inflight: semaphore.NewWeighted(int64(plan.cfg.MaxInflightMB) << 20)}
 	for _, o := range opts {
 		o(g)
@@ -231,12 +232,12 @@ func (g *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
 }
 
 // reserve takes n bytes of max_inflight_mb, waiting for room up to
-// maxBodyWait (or ctx); false: no room came.
+// bodyWait (or ctx); false: no room came.
 func (g *Handler) reserve(ctx context.Context, n int64) bool {
 	if n > int64(g.plan.cfg.MaxInflightMB)<<20 {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, maxBodyWait)
+	ctx, cancel := context.WithTimeout(ctx, g.bodyWait)
 	defer cancel()
 	return g.inflight.Acquire(ctx, n) == nil
 }

@@ -97,6 +97,9 @@ func writeJSONBody(w http.ResponseWriter, status int, v any) {
 // (upstream).
 func providerError(e *upstream.Error) (gatewayError, int) {
 	ge := gatewayError{Message: e.Message, Type: typeInvalidRequest, Code: e.Code}
+	if e.Status >= 500 { // a server's failure, such as the gateway's own response_too_large, not the client's
+		ge.Type = typeServerError
+	}
 	status := e.Status
 	if ae, ok := errors.AsType[*openai.Error](e); ok {
 		ge.Type, ge.Param, ge.raw = cmp.Or(ae.Type, ge.Type), ae.Param, json.RawMessage(ae.RawJSON())

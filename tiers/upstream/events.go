@@ -83,7 +83,8 @@ func (e *eventReader) next() (eventKind, openai.ChatCompletionChunk, bool) {
 		e.err = &ssestream.StreamError{Message: "received error while streaming: " + errorSummary(clean), Event: ssestream.Event{Data: clean}}
 		return eventError, ch, false
 	}
-	if e.decode(data, &ch) {
+	if decoded, ok := e.decode(data); ok {
+		ch = decoded
 		e.good++
 		return eventChunk, ch, true
 	}

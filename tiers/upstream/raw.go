@@ -28,17 +28,19 @@ func rawReader(ev *eventReader, h Handler) *eventReader {
 	return ev
 }
 
-// decode reports whether data is a chunk, decoding it into ch unless the
-// reader is raw (then data stays in e.chunk for pass).
-func (e *eventReader) decode(data []byte, ch *openai.ChatCompletionChunk) bool {
+// decode reports whether data is a chunk, and decodes it unless the
+// reader is raw (then data stays in e.chunk for pass, and nothing is
+// allocated: the chunk is returned by value, not decoded in place).
+func (e *eventReader) decode(data []byte) (openai.ChatCompletionChunk, bool) {
 	if !json.Valid(data) || data[0] != '{' {
-		return false
+		return openai.ChatCompletionChunk{}, false
 	}
 	if e.raw {
 		e.chunk = data
-		return true
+		return openai.ChatCompletionChunk{}, true
 	}
-	return json.Unmarshal(data, ch) == nil
+	var ch openai.ChatCompletionChunk
+	return ch, json.Unmarshal(data, &ch) == nil
 }
 
 // pass hands the chunk next returned to h: its JSON to a RawHandler when

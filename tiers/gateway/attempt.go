@@ -88,14 +88,13 @@ func (r *relay) after(payload bool, err error) (bool, string, error) {
 // for finished (a server that ignores n): what finished is the answer.
 func (r *relay) Ended() string { return r.c.acc.finishReason() }
 
-// take handles one upstream chunk: usage is kept, choices go into c.acc
-// and, for a streaming client, out to the client. A chunk before the
-// attempt's first content (the role chunk) is held back, so that an
-// attempt failing before its first content leaves nothing behind; a
-// continuation drops it (the client has its role already). A regenerated
-// answer passes through c.match first, which holds back what the client
-// has. payload reports whether the chunk carried content; err is a failed
-// write, errDiverged, or an answer over max_response_mb.
+// take handles one decoded upstream chunk (the lean relay's takeScanned
+// handles the common ones): usage is kept, choices go into c.acc and, for
+// a streaming client, out to the client through emit, which holds back a
+// chunk before the attempt's first content. A regenerated answer passes
+// through c.match first, which holds back what the client has. payload
+// reports whether the chunk carried content; err is a failed write,
+// errDiverged, or an answer over max_response_mb.
 func (c *gatewayCall) take(ch openai.ChatCompletionChunk, t target, res *attemptResult, continuation bool) (payload bool, err error) {
 	if ch.Model != "" && ch.Model != res.model {
 		res.model = upstream.RedactKey(ch.Model, t.ep.APIKey) // a hostile upstream's echo

@@ -57,6 +57,18 @@ func (a *answerAcc) add(ch openai.ChatCompletionChunk) (payload, finish bool) {
 	return payload, finish
 }
 
+// addText takes choice 0's content and finish reason (empty: none) of
+// one chunk; it reports whether there was content.
+func (a *answerAcc) addText(content []byte, finish string) (payload bool) {
+	ac := a.choice(0)
+	ac.content.Write(content)
+	a.bytes += len(content)
+	if finish != "" {
+		ac.finish = finish
+	}
+	return len(content) > 0
+}
+
 func (a *answerAcc) choice(index int64) *accChoice {
 	for _, c := range a.choices {
 		if c.index == index {

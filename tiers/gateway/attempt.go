@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,7 +67,11 @@ type relay struct {
 
 // Chunk implements upstream.Handler.
 func (r *relay) Chunk(ch openai.ChatCompletionChunk) (bool, string, error) {
-	payload, err := r.c.take(ch, r.t, r.res, r.continuation)
+	return r.after(r.c.take(ch, r.t, r.res, r.continuation))
+}
+
+// after reports a chunk that take or takeScanned handled.
+func (r *relay) after(payload bool, err error) (bool, string, error) {
 	if payload {
 		r.res.started = true
 	}
@@ -83,14 +88,13 @@ func (r *relay) Chunk(ch openai.ChatCompletionChunk) (bool, string, error) {
 // for finished (a server that ignores n): what finished is the answer.
 func (r *relay) Ended() string { return r.c.acc.finishReason() }
 
-// take handles one upstream chunk: usage is kept, choices go into c.acc
-// and, for a streaming client, out to the client. A chunk before the
-// attempt's first content (the role chunk) is held back, so that an
-// attempt failing before its first content leaves nothing behind; a
-// continuation drops it (the client has its role already). A regenerated
-// answer passes through c.match first, which holds back what the client
-// has. payload reports whether the chunk carried content; err is a failed
-// write, errDiverged, or an answer over max_response_mb.
+// take handles one decoded upstream chunk (the lean relay's takeScanned
+// handles the common ones): usage is kept, choices go into c.acc and, for
+// a streaming client, out to the client through emit, which holds back a
+// chunk before the attempt's first content. A regenerated answer passes
+// through c.match first, which holds back what the client has. payload
+// reports whether the chunk carried content; err is a failed write,
+// errDiverged, or an answer over max_response_mb.
 func (c *gatewayCall) take(ch openai.ChatCompletionChunk, t target, res *attemptResult, continuation bool) (payload bool, err error) {
 	if ch.Model != "" && ch.Model != res.model {
 		res.model = upstream.RedactKey(ch.Model, t.ep.APIKey) // a hostile upstream's echo
@@ -103,6 +107,7 @@ func (c *gatewayCall) take(ch openai.ChatCompletionChunk, t target, res *attempt
 		return false, nil // the usage chunk
 	}
 	if ch.SystemFingerprint != "" {
+		c.rawFingerprint = ch.SystemFingerprint
 		ch.SystemFingerprint = upstream.RedactKey(ch.SystemFingerprint, t.ep.APIKey)
 		c.fingerprint = ch.SystemFingerprint
 	}
@@ -114,31 +119,47 @@ func (c *gatewayCall) take(ch openai.ChatCompletionChunk, t target, res *attempt
 		return heard, nil // all of it is text the client has
 	}
 	payload, finish := c.acc.add(ch)
-	if c.acc.size() > c.g.plan.cfg.MaxResponseMB<<20 {
-		return payload, &upstream.Error{Class: upstream.ClassBadRequest, Status: http.StatusBadGateway, Code: "response_too_large",
-			Message: fmt.Sprintf("the answer is longer than gateway.max_response_mb (%d MiB)", c.g.plan.cfg.MaxResponseMB)}
+	if err := c.tooLarge(); err != nil {
+		return payload, err
 	}
 	payload = payload || heard
 	if !c.rq.stream {
 		return payload, nil
 	}
-	data := c.chunk(ch, t, res.model, choices)
+	return payload, c.emit(c.chunk(ch, t, res.model, choices), t, res, payload, finish, continuation)
+}
+
+// tooLarge is the error of an answer over max_response_mb, else nil.
+func (c *gatewayCall) tooLarge() error {
+	if c.acc.size() <= c.g.plan.cfg.MaxResponseMB<<20 {
+		return nil
+	}
+	return &upstream.Error{Class: upstream.ClassBadRequest, Status: http.StatusBadGateway, Code: "response_too_large",
+		Message: fmt.Sprintf("the answer is longer than gateway.max_response_mb (%d MiB)", c.g.plan.cfg.MaxResponseMB)}
+}
+
+// emit sends data, a chunk for the streaming client (payload: it carried
+// content; finish: a finish_reason), or holds it back: a chunk before the
+// attempt's first content waits in c.pending (a continuation drops it),
+// so that an attempt failing before its first content leaves nothing
+// behind. data may be reused once emit returns.
+func (c *gatewayCall) emit(data []byte, t target, res *attemptResult, payload, finish, continuation bool) error {
 	if !payload && !res.started && !(c.sent && finish) {
 		if !continuation {
-			c.pending = append(c.pending, data)
+			c.pending = append(c.pending, bytes.Clone(data))
 		}
-		return false, nil
+		return nil
 	}
 	if !c.sent {
 		c.startStream(t)
 	}
 	for _, p := range c.pending {
 		if err := c.sse.event(p); err != nil {
-			return payload, err
+			return err
 		}
 	}
 	c.pending = c.pending[:0]
-	return payload, c.sse.event(data)
+	return c.sse.event(data)
 }
 
 // filter passes ch's choices through c.match when the attempt regenerates

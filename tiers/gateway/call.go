@@ -34,21 +34,23 @@ type gatewayCall struct {
 	created int64
 	log     zerolog.Logger
 
-	acc          answerAcc       // the answer so far, across the attempts that continued it
-	sent         bool            // stream: the response has started; no clean restart is possible
-	pending      [][]byte        // stream: this attempt's chunks before its first content
-	continued    bool            // acc holds a cut answer that another endpoint continues
-	usage        *usageOut       // the last attempt's usage, as the endpoint reported it
-	fingerprint  string          // the answering endpoint's system_fingerprint
-	excluded     map[string]bool // upstream models that reported context_length: never again
-	noPrefill    map[string]bool // targets (key) that refused an assistant prefill with a 400
-	match        *matcher        // the attempt regenerates text the client has; nil otherwise
-	last         *upstream.Error // the last failure, for the error response
-	lastEndpoint string
-	cut          *upstream.Error // the failure that cut the answer the client has partly seen
-	cutEndpoint  string
-	attempted    bool
-	coolingWait  time.Duration // the shortest cooldown that made a target be skipped
+	acc            answerAcc       // the answer so far, across the attempts that continued it
+	sent           bool            // stream: the response has started; no clean restart is possible
+	pending        [][]byte        // stream: this attempt's chunks before its first content
+	continued      bool            // acc holds a cut answer that another endpoint continues
+	usage          *usageOut       // the last attempt's usage, as the endpoint reported it
+	fingerprint    string          // the answering endpoint's system_fingerprint, the key cut out
+	rawFingerprint string          // ... as it came, so that the lean relay redacts it once
+	out            []byte          // stream: the lean relay's chunk being built, reused
+	excluded       map[string]bool // upstream models that reported context_length: never again
+	noPrefill      map[string]bool // targets (key) that refused an assistant prefill with a 400
+	match          *matcher        // the attempt regenerates text the client has; nil otherwise
+	last           *upstream.Error // the last failure, for the error response
+	lastEndpoint   string
+	cut            *upstream.Error // the failure that cut the answer the client has partly seen
+	cutEndpoint    string
+	attempted      bool
+	coolingWait    time.Duration // the shortest cooldown that made a target be skipped
 }
 
 func newGatewayCall(g *Handler, rq *chatRequest, w http.ResponseWriter) *gatewayCall {

@@ -82,9 +82,11 @@ type Config struct {
 	// would pass it waits for room, up to its own deadline, or gets 503
 	// after maxBodyWait.
 	MaxInflightMB int `yaml:"max_inflight_mb"`
-	// MaxResponseMB bounds an answer assembled for a non-streaming client
-	// (default 16): a longer one is a 502 (streams pass through and are not
-	// held).
+	// MaxResponseMB bounds the answer the gateway holds (default 16): the
+	// whole of it for a non-streaming client, whose longer answer is a
+	// 502 response_too_large; the text so far of a stream, kept for a
+	// continuation after a cut, whose longer stream ends with that error
+	// in-band (no [DONE]).
 	MaxResponseMB int `yaml:"max_response_mb"`
 }
 

@@ -47,7 +47,9 @@ type Handler struct {
 	m        *Metrics
 	cool     *cooldowns
 	inflight *semaphore.Weighted // request body bytes held, of max_inflight_mb
+	bodyWait time.Duration       // the longest wait for room under max_inflight_mb: maxBodyWait (tests shorten it)
 	ocr      Reader              // nil: ocr_fallback entries are skipped for requests with images (ocr.go)
+	failures *access.Failures    // wrong bearer keys per client address (see authorized)
 
 	// sleep waits d (a Retry-After or a backoff) and reports false when ctx
 	// ended the wait. Tests replace it to see the waits.
@@ -60,6 +62,13 @@ type Option func(*Handler)
 // WithHTTPClient sends the upstream requests through hc (default: a new
 // upstream.NewHTTPClient, whose idle connections Close releases).
 func WithHTTPClient(hc *http.Client) Option { return func(g *Handler) { g.hc = hc } }
+
+// WithFailures counts the gateway's wrong bearer keys in f (default: a
+// throttle of its own with access.Failures' defaults, 10 a minute per
+// address, that logs them as a rate to the gateway's log). Pass one
+// shared with other credential checks to give an address one budget of
+// guesses for all of them.
+func WithFailures(f *access.Failures) Option { return func(g *Handler) { g.failures = f } }
 
 // New returns the gateway for cfg. circuits may be nil (every circuit
 // closed; pass HealthCircuits of the shared health center, given a probe
@@ -74,13 +83,16 @@ func New(cfg Config, circuits Circuits, log zerolog.Logger, m *Metrics, opts ...
 		circuits = noCircuits{}
 	}
 	g := &Handler{plan: plan, clients: map[string]*upstream.Client{}, circuits: circuits,
-		log: log, m: m, cool: newCooldowns(), sleep: sleepCtx,
+		log: log, m: m, cool: newCooldowns(), sleep: sleepCtx, bodyWait: maxBodyWait,
 		inflight: semaphore.NewWeighted(int64(plan.cfg.MaxInflightMB) << 20)}
 	for _, o := range opts {
 		o(g)
 	}
 	if g.hc == nil {
 		g.hc = upstream.NewHTTPClient()
+	}
+	if g.failures == nil {
+		g.failures = newFailures(log)
 	}
 	var um *upstream.Metrics
 	if m != nil {
@@ -145,8 +157,12 @@ func (g *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks the client's key: a bearer key from gateway.keys, or,
-// when no keys are configured, a client on this host (access.Local). It answers 401 or 403
-// itself when it returns false.
+// when no keys are configured, a client on this host (access.Local). A
+// wrong key (any Authorization header that is not one of the keys) counts
+// against the client's address in g.failures; an address over the limit
+// gets 429 with Retry-After until its window ends, before its key is
+// looked at, so that a right guess cannot be told from a wrong one. It
+// answers 401, 403 or 429 itself when it returns false; no key is logged.
 func (g *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	keys := g.plan.cfg.Keys
 	if len(keys) == 0 {
@@ -157,17 +173,35 @@ func (g *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 			Type: typeInvalidRequest, Code: "forbidden"})
 		return false
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok {
+	if ok, wait := g.failures.Allow(r); !ok {
+		writeGatewayError(w, http.StatusTooManyRequests, gatewayError{
+			Message: "too many wrong API keys from this address; retry after " + wait.Round(time.Second).String(),
+			Type:    typeRateLimit, Code: "too_many_wrong_keys", retryAfter: wait})
+		return false
+	}
+	auth := r.Header.Get("Authorization")
+	if got, ok := strings.CutPrefix(auth, "Bearer "); ok {
 		for _, k := range keys {
 			if subtle.ConstantTimeCompare([]byte(got), []byte(k)) == 1 {
 				return true
 			}
 		}
 	}
+	if auth != "" {
+		g.failures.Fail(r)
+	}
 	writeGatewayError(w, http.StatusUnauthorized, gatewayError{Message: "Incorrect API key provided. Send one of gateway.keys as a bearer token.",
 		Type: typeInvalidRequest, Code: "invalid_api_key"})
 	return false
+}
+
+// newFailures is the gateway's own throttle of wrong keys, which logs
+// them as a rate: at most one line a window, however many come.
+func newFailures(log zerolog.Logger) *access.Failures {
+	return &access.Failures{Report: func(n, addrs int, per time.Duration) {
+		log.Warn().Int("failures", n).Int("addresses", addrs).Dur("per", per).
+			Msg(fmt.Sprintf("tiers: gateway: wrong API keys; an address is refused for %s after %d", access.DefaultFailWindow, access.DefaultFailures))
+	}}
 }
 
 // modelObject is one entry of GET /v1/models.
@@ -231,12 +265,12 @@ func (g *Handler) serveChat(w http.ResponseWriter, r *http.Request) {
 }
 
 // reserve takes n bytes of max_inflight_mb, waiting for room up to
-// maxBodyWait (or ctx); false: no room came.
+// bodyWait (or ctx); false: no room came.
 func (g *Handler) reserve(ctx context.Context, n int64) bool {
 	if n > int64(g.plan.cfg.MaxInflightMB)<<20 {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, maxBodyWait)
+	ctx, cancel := context.WithTimeout(ctx, g.bodyWait)
 	defer cancel()
 	return g.inflight.Acquire(ctx, n) == nil
 }

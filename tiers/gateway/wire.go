@@ -97,6 +97,9 @@ func writeJSONBody(w http.ResponseWriter, status int, v any) {
 // (upstream).
 func providerError(e *upstream.Error) (gatewayError, int) {
 	ge := gatewayError{Message: e.Message, Type: typeInvalidRequest, Code: e.Code}
+	if e.Status >= 500 { // a server's failure, such as the gateway's own response_too_large, not the client's
+		ge.Type = typeServerError
+	}
 	status := e.Status
 	if ae, ok := errors.AsType[*openai.Error](e); ok {
 		ge.Type, ge.Param, ge.raw = cmp.Or(ae.Type, ge.Type), ae.Param, json.RawMessage(ae.RawJSON())
@@ -242,11 +245,12 @@ func exhaustedError(model, endpoint string, e *upstream.Error, cut bool) (gatewa
 	return ge, http.StatusBadGateway
 }
 
-// sseWriter writes server-sent events to a client, each flushed within
-// gatewayWriteLimit.
+// sseWriter writes server-sent events to a client, each in one write and
+// one flush, within gatewayWriteLimit. Owned by one gatewayCall.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte // the event being written, reused
 }
 
 func newSSEWriter(w http.ResponseWriter) sseWriter {
@@ -254,15 +258,12 @@ func newSSEWriter(w http.ResponseWriter) sseWriter {
 }
 
 // event writes "data: <data>\n\n" and flushes it.
-func (s sseWriter) event(data []byte) error {
+func (s *sseWriter) event(data []byte) error {
 	if err := s.rc.SetWriteDeadline(time.Now().Add(gatewayWriteLimit)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	buf := make([]byte, 0, len(data)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := s.w.Write(buf); err != nil {
+	s.buf = append(append(append(s.buf[:0], "data: "...), data...), "\n\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}
 	return s.rc.Flush()

@@ -35,8 +35,12 @@ func (c *Client) StreamDeltas(ctx context.Context, call Call, h DeltaHandler) Re
 	return c.stream(ctx, call, &deltaSink{h: h})
 }
 
-// Stream sends call and passes each chunk to h; see stream.
+// Stream sends call and passes each chunk to h, as JSON when h is a
+// RawHandler; see stream.
 func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
+	if rh, ok := h.(RawHandler); ok {
+		return c.stream(ctx, call, &rawSink{h: rh})
+	}
 	return c.stream(ctx, call, &chunkSink{h: h})
 }
 

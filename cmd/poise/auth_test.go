@@ -230,17 +230,26 @@ func startLogged(t *testing.T, getenv func(string) string, args ...string) (stri
 	sc, drain := serveLogs(t, getenv, args...)
 	var lines []string
 	var addr string
+	ready := false
 	for len(lines) < 3 && sc.Scan() {
 		lines = append(lines, sc.Text())
-		var l struct{ Addr string }
+		var l struct{ Addr, Message string }
 		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Addr != "" && addr == "" {
 			addr = l.Addr
 		}
+		ready = ready || l.Message == "ready"
 	}
-	drain()
 	if addr == "" {
+		drain()
 		t.Fatalf("no address in %q", lines)
 	}
+	if !ready {
+		if err := awaitReady(sc.Scan, sc.Text); err != nil {
+			drain()
+			t.Fatalf("poise on %s: %v", addr, err)
+		}
+	}
+	drain()
 	return addr, lines
 }
 

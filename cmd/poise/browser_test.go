@@ -29,6 +29,7 @@ func TestBrowser(t *testing.T) {
 		t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env, plain) })
 		t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, plain, enCase) })
 		t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, plain, zhCase) })
+		t.Run("unreadable files", func(t *testing.T) { testBadFileWording(t, env, plain) })
 		t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env, plain) })
 		t.Run("connection logic", func(t *testing.T) { testConnection(t, env, plain) })
 		t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env, plain) })

@@ -11,6 +11,7 @@ import (
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -99,7 +100,7 @@ type rig struct {
 	reg         *prometheus.Registry
 	logs        *syncBuffer
 	signals     <-chan Signal
-	clock       *fakeClock // the health center's; probe rounds move with it
+	clock       *healthtest.Clock // the health center's; probe rounds move with it
 }
 
 // newRig builds the rig; adjust changes the config before the engine is
@@ -109,7 +110,7 @@ type rig struct {
 func newRig(t *testing.T, adjust func(*Config)) *rig {
 	t.Helper()
 	r := &rig{a: newSimHost(t), b: newSimHost(t), local: newSimHost(t), tpl: &fakeTemplates{},
-		reg: prometheus.NewPedanticRegistry(), logs: &syncBuffer{}, clock: newFakeClock()}
+		reg: prometheus.NewPedanticRegistry(), logs: &syncBuffer{}, clock: healthtest.NewClock()}
 	for _, h := range []struct {
 		host  simtest.Host
 		model string
@@ -297,24 +298,4 @@ func healthProbes(cfg Config) []health.Probe {
 		out = append(out, health.CompletionProbe(l2.Name, L2, l2.Endpoint(), ms(l2.TimeoutMS), hc))
 	}
 	return append(out, health.Probe{Name: TemplatesBackend, Level: L3, Check: func(context.Context) error { return nil }})
-}
-
-// fakeClock is an injected clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }

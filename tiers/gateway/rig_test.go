@@ -17,6 +17,7 @@ import (
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -62,7 +63,7 @@ type gwRig struct {
 	srv     *httptest.Server
 	client  openai.Client
 	reg     *prometheus.Registry
-	clock   *fakeClock
+	clock   *healthtest.Clock
 	waits   *waitLog
 	logs    *syncBuffer
 }
@@ -73,7 +74,7 @@ type gwRig struct {
 func newGatewayRig(t *testing.T, adjust func(r *gwRig)) *gwRig {
 	t.Helper()
 	r := &gwRig{a: newSimHost(t), b: newSimHost(t), c: newSimHost(t), reg: prometheus.NewPedanticRegistry(),
-		clock: newFakeClock(), waits: &waitLog{}, logs: &syncBuffer{}}
+		clock: healthtest.NewClock(), waits: &waitLog{}, logs: &syncBuffer{}}
 	r.a.Sim.SetReply(modelA, replyText)
 	r.a.Sim.SetReply(modelALong, replyText)
 	r.b.Sim.SetReply(modelB, replyB)

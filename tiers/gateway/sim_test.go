@@ -49,26 +49,6 @@ func endpointProbes(t testing.TB, cfg Config) []health.Probe {
 	return out
 }
 
-// fakeClock is an injected clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // syncBuffer is a log sink safe for concurrent writes.
 type syncBuffer struct {
 	mu  sync.Mutex

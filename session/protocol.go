@@ -384,7 +384,7 @@ type pongMsg struct {
 type errorMsg struct {
 	head
 	Code    string `json:"code"`
-	Message string `json:"message"`           // English, for logs and developers
+	Message string `json:"message"`          // English, for logs and developers
 	Reason  string `json:"reason,omitempty"` // bad_file: format, damaged, locked or no_text
 }
 

@@ -35,8 +35,9 @@ type rule struct {
 var rules = []rule{
 	// Everyone below the commands.
 	{from: module + "/...", to: "cmd/...", exceptFrom: []string{"cmd/..."}, why: "commands are the top; nothing imports them"},
-	{from: module + "/...", to: "cmd/...", exceptFrom: []string{"cmd/..."}, exceptTo: []string{"cmd/vendorsim/sim"}, tests: true,
-		why: "tests import no command, only the simulator library"},
+	{from: module + "/...", to: "cmd/...", exceptFrom: []string{"cmd/..."}, exceptTo: []string{"cmd/vendorsim/sim", "cmd/vendorsim/sim/simtest"}, tests: true,
+		why: "tests import no command, only the simulator library (and its test host)"},
+	{from: "cmd/vendorsim/sim/simtest", to: module + "/...", exceptTo: []string{"cmd/vendorsim/sim"}, why: "the simulator's test host serves the simulator, nothing else"},
 
 	{from: "cmd/vendorsim/sim", to: module + "/...", why: "the simulator library serves the tests of every level; it depends on none (its own tests may drive it with the real prompt builder)"},
 

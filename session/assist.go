@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -129,7 +130,9 @@ func (s *Session) onFileRead(r fileRead) {
 	}
 	name := clipTo(r.name, 64)
 	if r.err != nil {
-		s.sendError(refuse(codeBadFile, "could not read %s: %v", name, r.err))
+		e := refuse(codeBadFile, "could not read %s: %v", name, r.err)
+		e.Reason = fileReason(r.err)
+		s.sendError(e)
 		return
 	}
 	text, truncated := r.text, false
@@ -251,4 +254,26 @@ func (q *question) answerText() string {
 		return ""
 	}
 	return q.log.answer.String()
+}
+
+// fileReasons are the reasons of bad_file, by doctext's error.
+var fileReasons = []struct {
+	err    error
+	reason string
+}{
+	{doctext.ErrFormat, "format"},
+	{doctext.ErrDamaged, "damaged"},
+	{doctext.ErrLocked, "locked"},
+	{doctext.ErrNoText, "no_text"},
+}
+
+// fileReason is the reason of bad_file for err: what the page words in
+// the session's language ("damaged" for an error doctext does not name).
+func fileReason(err error) string {
+	for _, r := range fileReasons {
+		if errors.Is(err, r.err) {
+			return r.reason
+		}
+	}
+	return "damaged"
 }

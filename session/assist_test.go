@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -149,15 +151,16 @@ func TestUnreadableFile(t *testing.T) {
 		data []byte
 		code string
 		says string
+		why  string // the reason the page words in its language
 	}{
-		{"resume.pdf", []byte("%PDF-1.4 this is not really a PDF"), codeBadFile, "could not read resume.pdf: pdf: the file is damaged"},
-		{"photo.png", []byte("\x89PNG...."), codeBadFile, "only PDF, DOCX, TXT and Markdown"},
-		{"scan.pdf", doctexttest.PDF(nil), codeBadFile, "no readable text"},
+		{"resume.pdf", []byte("%PDF-1.4 this is not really a PDF"), codeBadFile, "could not read resume.pdf: pdf: the file is damaged", "damaged"},
+		{"photo.png", []byte("\x89PNG...."), codeBadFile, "only PDF, DOCX, TXT and Markdown", "format"},
+		{"scan.pdf", doctexttest.PDF(nil), codeBadFile, "no readable text", "no_text"},
 	} {
 		c.sendFile("resume", f.name, f.data)
 		m := c.readType("error")
-		if m.str("code") != f.code || !strings.Contains(m.str("message"), f.says) {
-			t.Errorf("%s: error %v, want %s saying %q", f.name, m, f.code, f.says)
+		if m.str("code") != f.code || !strings.Contains(m.str("message"), f.says) || m.str("reason") != f.why {
+			t.Errorf("%s: error %v, want %s saying %q with reason %q", f.name, m, f.code, f.says, f.why)
 		}
 	}
 	// A file over the cap is refused on its first part, from its size.
@@ -447,4 +450,21 @@ func readPCM(path string) ([]int16, error) {
 	}
 	pcm, _, err := asr.DecodeWAV(raw)
 	return pcm, err
+}
+
+// TestFileReason: every error doctext names has its bad_file reason, also
+// wrapped with the format; any other error reads as a damaged file.
+func TestFileReason(t *testing.T) {
+	t.Parallel()
+	for _, r := range fileReasons {
+		if got := fileReason(fmt.Errorf("pdf: %w", r.err)); got != r.reason {
+			t.Errorf("fileReason(%v) = %q, want %q", r.err, got, r.reason)
+		}
+	}
+	if got := fileReason(errors.New("zip: not a valid zip file")); got != "damaged" {
+		t.Errorf("an unnamed error gives %q, want damaged", got)
+	}
+	if len(fileReasons) != 4 {
+		t.Errorf("%d reasons; docs/protocol.md lists format, damaged, locked and no_text", len(fileReasons))
+	}
 }

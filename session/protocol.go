@@ -74,9 +74,12 @@ type resumeRequest struct {
 }
 
 // protocolError is a refusal of client input, sent as an `error` message.
+// Reason, when set, says why in a word the page words in its own language
+// (bad_file: fileReasons).
 type protocolError struct {
 	Code    string
 	Message string
+	Reason  string
 }
 
 func (e *protocolError) Error() string { return e.Code + ": " + e.Message }
@@ -381,7 +384,8 @@ type pongMsg struct {
 type errorMsg struct {
 	head
 	Code    string `json:"code"`
-	Message string `json:"message"`
+	Message string `json:"message"`          // English, for logs and developers
+	Reason  string `json:"reason,omitempty"` // bad_file: format, damaged, locked or no_text
 }
 
 // Reasons of answer_end.

@@ -402,7 +402,7 @@ func (s *Session) next() uint64 {
 }
 
 func (s *Session) sendError(e *protocolError) {
-	s.send(&errorMsg{head: head{Type: "error"}, Code: e.Code, Message: e.Message})
+	s.send(&errorMsg{head: head{Type: "error"}, Code: e.Code, Message: e.Message, Reason: e.Reason})
 }
 
 // record queues the session's ops record.

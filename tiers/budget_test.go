@@ -103,7 +103,7 @@ func TestBudgetSkipsBackendsOverBudget(t *testing.T) {
 			if second.out.Level != tc.wantLevel || second.out.Source != tc.wantSource || !slices.Equal(second.out.OverBudget, tc.wantSkip) {
 				t.Fatalf("second answer %+v, want %s from %s with %v skipped", second.out, tc.wantLevel, tc.wantSource, tc.wantSkip)
 			}
-			if n := r.a.sim.Counters(modelA).Requests; n != 1 {
+			if n := r.a.Sim.Counters(modelA).Requests; n != 1 {
 				t.Fatalf("vendor a got %d requests, want 1: the second question must not reach it", n)
 			}
 			for _, name := range tc.wantSkip {
@@ -137,7 +137,7 @@ func TestBudgetSettlesReportedUsage(t *testing.T) {
 	if a.out.Source != "a" || a.end().Reason != ReasonDone {
 		t.Fatalf("outcome %+v", a.out)
 	}
-	client := openai.NewClient(option.WithBaseURL(r.a.url), option.WithAPIKey("sk-a"), option.WithMaxRetries(0))
+	client := openai.NewClient(option.WithBaseURL(r.a.URL), option.WithAPIKey("sk-a"), option.WithMaxRetries(0))
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
 		Model: modelA, Messages: BuildPrompt(req, false), MaxTokens: openai.Int(maxTokensFull)})
 	if err != nil {
@@ -162,7 +162,7 @@ func TestBudgetCountsBothHedgedAttempts(t *testing.T) {
 		c.L1.HedgeAfterMS = 100
 		c.L1.FirstTokenTimeoutMS = 5000
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{FirstTokenDelayMS: 3000})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{FirstTokenDelayMS: 3000})
 	b := newAllowance(t, map[string]int{"a": 100000, "b": 100000})
 	a := r.ask(t, Request{Question: budgetQuestion, Budget: b})
 	if a.out.Source != "b" {
@@ -176,7 +176,7 @@ func TestBudgetCountsBothHedgedAttempts(t *testing.T) {
 	if spent["a"] < prompt || spent["b"] <= prompt {
 		t.Fatalf("spent %v; want the loser's prompt (%d) and the winner's prompt and answer", spent, prompt)
 	}
-	if r.a.waitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.InFlight == 0 }).Cancelled != 1 {
+	if r.a.WaitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.InFlight == 0 }).Cancelled != 1 {
 		t.Fatal("the slow primary was not cancelled")
 	}
 }
@@ -185,13 +185,13 @@ func TestBudgetCountsBothHedgedAttempts(t *testing.T) {
 // the Budget allows; without room the answer ends cut.
 func TestBudgetOnContinuations(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.L1.Vendors[1].Prefill = true })
-	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
 	b := newAllowance(t, map[string]int{"a": 100000, "b": 10})
 	a := r.ask(t, Request{Question: budgetQuestion, Budget: b})
 	if a.end().Reason != ReasonCut || !slices.Contains(a.out.OverBudget, "b") {
 		t.Fatalf("end %+v, outcome %+v; want a cut answer with b skipped", a.end(), a.out)
 	}
-	if n := r.b.sim.Counters(modelB).Requests; n != 0 {
+	if n := r.b.Sim.Counters(modelB).Requests; n != 0 {
 		t.Fatalf("vendor b got %d requests over its budget", n)
 	}
 }

@@ -3,14 +3,15 @@ package tiers
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -34,33 +35,10 @@ const replyText = "Situation: our checkout service kept timing out during a sale
 	"Task: I owned the fix. Action: I profiled the database calls, added a cache " +
 	"and rolled it out behind a flag. Result: p99 latency fell by sixty percent."
 
-// simHost is one simulated vendor behind a real HTTP server.
-type simHost struct {
-	sim *vendorsim.Server
-	url string // base URL, ending in /v1
-}
-
-func newSimHost(t *testing.T) simHost {
+// newSimHost serves a simulated vendor until the test ends.
+func newSimHost(t *testing.T) simtest.Host {
 	t.Helper()
-	sim := vendorsim.New(vendorsim.Options{TokenDelay: 2 * time.Millisecond})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(func() {
-		sim.Close() // release held requests so that srv.Close does not wait for them
-		srv.Close()
-	})
-	return simHost{sim: sim, url: srv.URL + "/v1"}
-}
-
-// waitCounters waits until cond holds for model's counters on h.
-func (h simHost) waitCounters(t *testing.T, model string, cond func(vendorsim.Counters) bool) vendorsim.Counters {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	defer cancel()
-	c, err := h.sim.WaitFor(ctx, model, cond)
-	if err != nil {
-		t.Fatalf("counters of %q never matched: last %+v", model, c)
-	}
-	return c
+	return simtest.Start(t, vendorsim.Options{TokenDelay: 2 * time.Millisecond})
 }
 
 // fakeTemplates stands in for template recall (its own package is tested
@@ -114,7 +92,7 @@ func (b *syncBuffer) String() string {
 // rig is an engine over two simulated vendors (a, b), a simulated local
 // model and fake templates, with a real health center and metrics.
 type rig struct {
-	a, b, local simHost
+	a, b, local simtest.Host
 	tpl         *fakeTemplates
 	cfg         Config
 	health      *health.Center
@@ -122,7 +100,7 @@ type rig struct {
 	reg         *prometheus.Registry
 	logs        *syncBuffer
 	signals     <-chan Signal
-	clock       *fakeClock // the health center's; probe rounds move with it
+	clock       *healthtest.Clock // the health center's; probe rounds move with it
 }
 
 // newRig builds the rig; adjust changes the config before the engine is
@@ -132,22 +110,22 @@ type rig struct {
 func newRig(t *testing.T, adjust func(*Config)) *rig {
 	t.Helper()
 	r := &rig{a: newSimHost(t), b: newSimHost(t), local: newSimHost(t), tpl: &fakeTemplates{},
-		reg: prometheus.NewPedanticRegistry(), logs: &syncBuffer{}, clock: newFakeClock()}
+		reg: prometheus.NewPedanticRegistry(), logs: &syncBuffer{}, clock: healthtest.NewClock()}
 	for _, h := range []struct {
-		host  simHost
+		host  simtest.Host
 		model string
 	}{{r.a, modelA}, {r.a, modelALong}, {r.b, modelB}, {r.local, modelLocal}} {
-		h.host.sim.SetReply(h.model, replyText)
+		h.host.Sim.SetReply(h.model, replyText)
 	}
 	r.cfg = Config{
 		SLAms:  1500,
 		Health: HealthConfig{IntervalMS: 1000, RecoverAfter: 3},
 		L1: L1Config{Mode: ModeHedge, HedgeAfterMS: 5000, FirstTokenTimeoutMS: 1000, DownAfter: 3, DownWindowMS: 60000,
 			Vendors: []upstream.Endpoint{
-				{Name: "a", BaseURL: r.a.url, APIKey: "sk-a", Model: modelA},
-				{Name: "b", BaseURL: r.b.url, APIKey: "sk-b", Model: modelB},
+				{Name: "a", BaseURL: r.a.URL, APIKey: "sk-a", Model: modelA},
+				{Name: "b", BaseURL: r.b.URL, APIKey: "sk-b", Model: modelB},
 			}},
-		L2: L2Config{Name: "local", BaseURL: r.local.url, Model: modelLocal, TimeoutMS: 1000, FailAfter: 5},
+		L2: L2Config{Name: "local", BaseURL: r.local.URL, Model: modelLocal, TimeoutMS: 1000, FailAfter: 5},
 	}
 	if adjust != nil {
 		adjust(&r.cfg)
@@ -320,24 +298,4 @@ func healthProbes(cfg Config) []health.Probe {
 		out = append(out, health.CompletionProbe(l2.Name, L2, l2.Endpoint(), ms(l2.TimeoutMS), hc))
 	}
 	return append(out, health.Probe{Name: TemplatesBackend, Level: L3, Check: func(context.Context) error { return nil }})
-}
-
-// fakeClock is an injected clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/upstream"
 )
@@ -21,7 +22,7 @@ func TestAnswerFromPrimary(t *testing.T) {
 	if a.text() != replyText {
 		t.Fatalf("text %q, want the full reply", a.text())
 	}
-	if got := r.b.sim.Counters(modelB).Requests; got != 0 {
+	if got := r.b.Sim.Counters(modelB).Requests; got != 0 {
 		t.Fatalf("backup got %d requests; hedge_after is 5 s", got)
 	}
 	if got := r.requests(t, "a", "ok"); got != 1 {
@@ -56,7 +57,7 @@ func TestPrimaryFaultsFallToBackup(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, nil)
-			r.a.sim.SetFault(modelA, tc.fault)
+			r.a.Sim.SetFault(modelA, tc.fault)
 			a := r.ask(t, Request{})
 			if a.out.Source != "b" || a.out.Level != L1 || a.end().Reason != ReasonDone || a.text() != replyText {
 				t.Fatalf("outcome %+v, end %+v, text %q; want L1 from b, done, full text", a.out, a.end(), a.text())
@@ -64,7 +65,7 @@ func TestPrimaryFaultsFallToBackup(t *testing.T) {
 			if got := r.requests(t, "a", string(tc.class)); got != 1 {
 				t.Fatalf("requests{a,%s} = %v, want 1", tc.class, got)
 			}
-			if got := r.a.sim.Counters(modelA).Requests; got != 1 {
+			if got := r.a.Sim.Counters(modelA).Requests; got != 1 {
 				t.Fatalf("primary got %d requests, want 1 (no retries)", got)
 			}
 			if a.took > 4*time.Second { // hedge_after is 5 s
@@ -76,16 +77,16 @@ func TestPrimaryFaultsFallToBackup(t *testing.T) {
 
 func TestContextLengthMovesToLargerModel(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.L1.Vendors[0].LargerModel = modelALong })
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "context_length_exceeded"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "context_length_exceeded"})
 	a := r.ask(t, Request{})
 	if a.out.Source != "a" || a.text() != replyText {
 		t.Fatalf("outcome %+v, text %q; want vendor a's larger model", a.out, a.text())
 	}
-	if got := r.a.sim.Counters(modelA).Requests; got != 1 {
+	if got := r.a.Sim.Counters(modelA).Requests; got != 1 {
 		t.Fatalf("the small model got %d requests; never the same model again", got)
 	}
-	r.a.waitCounters(t, modelALong, func(c vendorsim.Counters) bool { return c.Completed == 1 })
-	if got := r.b.sim.Counters(modelB).Requests; got != 0 {
+	r.a.WaitCounters(t, modelALong, func(c vendorsim.Counters) bool { return c.Completed == 1 })
+	if got := r.b.Sim.Counters(modelB).Requests; got != 0 {
 		t.Fatalf("backup got %d requests, want 0", got)
 	}
 	if !r.health.BackendUp("a") || r.requests(t, "a", "context_length") != 1 {
@@ -97,12 +98,12 @@ func TestRefusedTriesNoOtherModel(t *testing.T) {
 	for _, code := range []string{"content_filter", "content_policy_violation"} {
 		t.Run(code, func(t *testing.T) {
 			r := newRig(t, nil)
-			r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: code})
+			r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: code})
 			a := r.ask(t, Request{})
 			if a.out.Answered || r.requests(t, "a", "refused") != 1 {
 				t.Fatalf("outcome %+v; want refused, not answered (the session shows the coach)", a.out)
 			}
-			if b, l := r.b.sim.Counters(modelB).Requests, r.local.sim.Counters(modelLocal).Requests; b+l != 0 {
+			if b, l := r.b.Sim.Counters(modelB).Requests, r.local.Sim.Counters(modelLocal).Requests; b+l != 0 {
 				t.Fatalf("other models asked after a refusal: backup %d, local %d", b, l)
 			}
 			if r.tpl.callCount() != 0 {
@@ -114,19 +115,19 @@ func TestRefusedTriesNoOtherModel(t *testing.T) {
 
 func TestFilterFinishAfterFirstTokenEndsCut(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{FilterFinish: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{FilterFinish: true})
 	a := r.ask(t, Request{})
 	if !a.out.Answered || r.requests(t, "a", "refused") != 1 || a.end().Reason != ReasonCut {
 		t.Fatalf("outcome %+v, end %+v; want answered, refused, cut", a.out, a.end())
 	}
-	if got := r.b.sim.Counters(modelB).Requests; got != 0 {
+	if got := r.b.Sim.Counters(modelB).Requests; got != 0 {
 		t.Fatalf("backup got %d requests after a content filter", got)
 	}
 }
 
 func TestBadRequestStopsModelsButTemplatesAnswer(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "invalid_value"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "invalid_value"})
 	a := r.ask(t, Request{Profile: Profile{Lang: "en", Seniority: "mid"}})
 	if !a.out.Answered || a.out.Level != L3 || a.out.Source != tplID || r.requests(t, "a", "bad_request") != 1 {
 		t.Fatalf("outcome %+v; want L3 from %s after a bad_request", a.out, tplID)
@@ -134,7 +135,7 @@ func TestBadRequestStopsModelsButTemplatesAnswer(t *testing.T) {
 	if a.start().Note != templateNoteEN {
 		t.Fatalf("note %q, want the default English note", a.start().Note)
 	}
-	if b, l := r.b.sim.Counters(modelB).Requests, r.local.sim.Counters(modelLocal).Requests; b+l != 0 {
+	if b, l := r.b.Sim.Counters(modelB).Requests, r.local.Sim.Counters(modelLocal).Requests; b+l != 0 {
 		t.Fatalf("other models asked after a bad_request: backup %d, local %d", b, l)
 	}
 	logs := r.logs.String()
@@ -165,7 +166,7 @@ func TestCutContinuesOnPrefillSource(t *testing.T) {
 				c.L1.Vendors[0].StallMS = 300
 				c.L1.Vendors[1].Prefill = true
 			})
-			r.a.sim.SetFault(modelA, tc.fault)
+			r.a.Sim.SetFault(modelA, tc.fault)
 			a := r.ask(t, Request{})
 			if a.out.Source != "a" || a.end().Reason != ReasonDone || r.requests(t, "a", "cut") != 1 {
 				t.Fatalf("outcome %+v, end %+v; want started by a, continued to done, class cut", a.out, a.end())
@@ -173,7 +174,7 @@ func TestCutContinuesOnPrefillSource(t *testing.T) {
 			if a.text() != replyText {
 				t.Fatalf("text %q\nwant %q", a.text(), replyText)
 			}
-			r.b.waitCounters(t, modelB, func(c vendorsim.Counters) bool { return c.Completed == 1 && c.Requests == 1 })
+			r.b.WaitCounters(t, modelB, func(c vendorsim.Counters) bool { return c.Completed == 1 && c.Requests == 1 })
 			if got := r.requests(t, "a", "cut"); got != 1 {
 				t.Fatalf("requests{a,cut} = %v, want 1", got)
 			}
@@ -183,7 +184,7 @@ func TestCutContinuesOnPrefillSource(t *testing.T) {
 
 func TestCutWithoutPrefillSourceEndsCut(t *testing.T) {
 	r := newRig(t, nil) // no source accepts a prefill
-	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{CutAfter: 3})
 	a := r.ask(t, Request{})
 	if a.out.Source != "a" || a.end().Reason != ReasonCut || !a.out.Cut {
 		t.Fatalf("outcome %+v, end %+v; want cut", a.out, a.end())
@@ -191,14 +192,14 @@ func TestCutWithoutPrefillSourceEndsCut(t *testing.T) {
 	if got := a.text(); got == "" || len(got) >= len(replyText) || !strings.HasPrefix(replyText, got) {
 		t.Fatalf("text %q: want a strict prefix of the reply", got)
 	}
-	if got := r.b.sim.Counters(modelB).Requests; got != 0 {
+	if got := r.b.Sim.Counters(modelB).Requests; got != 0 {
 		t.Fatalf("backup asked %d times without accepting a prefill", got)
 	}
 }
 
 func TestNoDoneIsComplete(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{NoDone: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{NoDone: true})
 	a := r.ask(t, Request{})
 	if a.out.Source != "a" || a.end().Reason != ReasonDone || a.text() != replyText {
 		t.Fatalf("outcome %+v, end %+v, text %q; want a complete answer from a", a.out, a.end(), a.text())
@@ -210,25 +211,25 @@ func TestRetryAfterThatFitsIsHonoured(t *testing.T) {
 		c.SLAms = 3000
 		c.L1.Vendors = c.L1.Vendors[:1] // no backup: the retry is the only way on L1
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 429, RetryAfter: "1", FailNext: 1})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 429, RetryAfter: "1", FailNext: 1})
 	a := r.ask(t, Request{})
 	if a.out.Level != L1 || a.out.Source != "a" || a.text() != replyText {
 		t.Fatalf("outcome %+v; want L1 from a after its Retry-After", a.out)
 	}
-	if got := r.a.sim.Counters(modelA).Requests; got != 2 {
+	if got := r.a.Sim.Counters(modelA).Requests; got != 2 {
 		t.Fatalf("vendor a got %d requests, want 2", got)
 	}
 	if a.firstAt < time.Second {
 		t.Fatalf("first token after %v: the Retry-After of 1 s was not honoured", a.firstAt)
 	}
-	if got := r.local.sim.Counters(modelLocal).Requests; got != 0 {
+	if got := r.local.Sim.Counters(modelLocal).Requests; got != 0 {
 		t.Fatalf("local asked %d times while the retry fitted", got)
 	}
 }
 
 func TestRetryAfterBeyondBudgetFallsThrough(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.L1.Vendors = c.L1.Vendors[:1] })
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 429, RetryAfter: "5"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 429, RetryAfter: "5"})
 	a := r.ask(t, Request{})
 	if a.out.Level != L2 || a.out.Source != "local" {
 		t.Fatalf("outcome %+v; want L2 at once", a.out)
@@ -240,8 +241,8 @@ func TestRetryAfterBeyondBudgetFallsThrough(t *testing.T) {
 
 func TestL1DownFallsToLocal(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 503})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{Status: 500})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 503})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{Status: 500})
 	a := r.ask(t, Request{})
 	if a.out.Level != L2 || a.out.Source != "local" || a.text() != replyText || a.start().Level != L2 {
 		t.Fatalf("outcome %+v; want L2 from local", a.out)
@@ -250,7 +251,7 @@ func TestL1DownFallsToLocal(t *testing.T) {
 
 func TestLocalTimeoutFallsToTemplates(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.L1.Vendors = nil })
-	r.local.sim.SetFault(modelLocal, vendorsim.Fault{NoAnswer: true})
+	r.local.Sim.SetFault(modelLocal, vendorsim.Fault{NoAnswer: true})
 	a := r.ask(t, Request{Question: "说说你和同事发生冲突的经历", Profile: Profile{Lang: "zh"}})
 	if a.out.Level != L3 || a.out.Source != tplID || r.requests(t, "local", "timeout") != 1 {
 		t.Fatalf("outcome %+v; want L3 after the local timeout", a.out)
@@ -274,7 +275,7 @@ func TestBulkheadFullFallsThroughAtOnce(t *testing.T) {
 	if a.out.Level != L3 {
 		t.Fatalf("outcome %+v; want L3 when the bulkhead is full", a.out)
 	}
-	if got := r.local.sim.Counters(modelLocal).Requests; got != 0 {
+	if got := r.local.Sim.Counters(modelLocal).Requests; got != 0 {
 		t.Fatalf("local got %d requests through a full bulkhead", got)
 	}
 	if got := metricValue(t, r.reg, "poise_backend_shed_total", map[string]string{"backend": "local"}); got != 1 {
@@ -288,9 +289,9 @@ func TestBulkheadFullFallsThroughAtOnce(t *testing.T) {
 
 func TestNothingAnswersMeansCoach(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 503})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{Status: 503})
-	r.local.sim.SetFault(modelLocal, vendorsim.Fault{Status: 503})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 503})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{Status: 503})
+	r.local.Sim.SetFault(modelLocal, vendorsim.Fault{Status: 503})
 	r.tpl.miss = true
 	a := r.ask(t, Request{})
 	if a.out.Answered || r.requests(t, "local", "server") != 1 {
@@ -316,11 +317,11 @@ func TestTemplateErrorTakesL3Down(t *testing.T) {
 func TestLevelAndHealthSkipSources(t *testing.T) {
 	r := newRig(t, nil)
 	a := r.ask(t, Request{Level: L2})
-	if a.out.Level != L2 || r.a.sim.Counters(modelA).Requests != 0 {
-		t.Fatalf("outcome %+v, vendor a asked %d times; want L2 without L1", a.out, r.a.sim.Counters(modelA).Requests)
+	if a.out.Level != L2 || r.a.Sim.Counters(modelA).Requests != 0 {
+		t.Fatalf("outcome %+v, vendor a asked %d times; want L2 without L1", a.out, r.a.Sim.Counters(modelA).Requests)
 	}
 	a = r.ask(t, Request{Level: L3})
-	if a.out.Level != L3 || r.local.sim.Counters(modelLocal).Requests != 1 {
+	if a.out.Level != L3 || r.local.Sim.Counters(modelLocal).Requests != 1 {
 		t.Fatalf("outcome %+v; want L3 without a second local request", a.out)
 	}
 	if a := r.ask(t, Request{Level: L4}); a.out.Answered {
@@ -332,8 +333,8 @@ func TestLevelAndHealthSkipSources(t *testing.T) {
 // fail make one all-down event each; then L1 is skipped for everyone.
 func TestLiveAllDownEventsTakeL1Down(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 503})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{Status: 502})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 503})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{Status: 502})
 	for i := range 3 {
 		if a := r.ask(t, Request{}); a.out.Level != L2 {
 			t.Fatalf("question %d: outcome %+v; want L2", i+1, a.out)
@@ -345,11 +346,11 @@ func TestLiveAllDownEventsTakeL1Down(t *testing.T) {
 	if got := r.health.Supported(); got != L2 {
 		t.Fatalf("Supported() = %v, want L2", got)
 	}
-	before := r.a.sim.Counters(modelA).Requests + r.b.sim.Counters(modelB).Requests
+	before := r.a.Sim.Counters(modelA).Requests + r.b.Sim.Counters(modelB).Requests
 	if a := r.ask(t, Request{Level: L1}); a.out.Level != L2 {
 		t.Fatalf("outcome %+v; want L2", a.out)
 	}
-	if after := r.a.sim.Counters(modelA).Requests + r.b.sim.Counters(modelB).Requests; after != before {
+	if after := r.a.Sim.Counters(modelA).Requests + r.b.Sim.Counters(modelB).Requests; after != before {
 		t.Fatal("a known L1 outage was paid again")
 	}
 }
@@ -358,8 +359,8 @@ func TestLiveAllDownEventsTakeL1Down(t *testing.T) {
 // context_length does not make the question an all-down event.
 func TestNonCountingFailuresAreNotAllDown(t *testing.T) {
 	r := newRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "context_length_exceeded"})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{Status: 503})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 400, Code: "context_length_exceeded"})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{Status: 503})
 	for range 3 {
 		r.ask(t, Request{})
 	}
@@ -373,7 +374,7 @@ func TestLocalTimeoutsTakeL2Down(t *testing.T) {
 		c.L1.Vendors = nil
 		c.L2.TimeoutMS = 50
 	})
-	r.local.sim.SetFault(modelLocal, vendorsim.Fault{NoAnswer: true})
+	r.local.Sim.SetFault(modelLocal, vendorsim.Fault{NoAnswer: true})
 	for i := range 5 {
 		if a := r.ask(t, Request{}); a.out.Level != L3 {
 			t.Fatalf("question %d: outcome %+v; want L3", i+1, a.out)
@@ -382,9 +383,9 @@ func TestLocalTimeoutsTakeL2Down(t *testing.T) {
 	if got := r.nextSignal(t); got != (Signal{Event: level.LocalFailing, Level: L2}) {
 		t.Fatalf("signal %+v, want local_failing", got)
 	}
-	before := r.local.sim.Counters(modelLocal).Requests
+	before := r.local.Sim.Counters(modelLocal).Requests
 	r.ask(t, Request{Level: L2})
-	if got := r.local.sim.Counters(modelLocal).Requests; got != before {
+	if got := r.local.Sim.Counters(modelLocal).Requests; got != before {
 		t.Fatal("the local model was asked after L2 went down")
 	}
 }
@@ -394,11 +395,11 @@ func TestAnswerStopsPromptlyOnCancel(t *testing.T) {
 		c.L1.FirstTokenTimeoutMS = 5000
 		c.L1.HedgeAfterMS = 10
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{NoAnswer: true})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{NoAnswer: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{NoAnswer: true})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{NoAnswer: true})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancelled := make(chan time.Time, 1)
-	r.b.waitCountersAsync(t, modelB, func(c vendorsim.Counters) bool { return c.Requests == 1 }, func() {
+	waitCountersAsync(t, r.b, modelB, func(c vendorsim.Counters) bool { return c.Requests == 1 }, func() {
 		cancelled <- time.Now()
 		cancel()
 	})
@@ -409,9 +410,9 @@ func TestAnswerStopsPromptlyOnCancel(t *testing.T) {
 	if after := time.Since(<-cancelled); after > 4*time.Second { // the first-token timeout is 5 s
 		t.Fatalf("Answer returned %v after its ctx was cancelled", after)
 	}
-	r.a.waitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
-	r.b.waitCounters(t, modelB, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
-	if got := r.local.sim.Counters(modelLocal).Requests; got != 0 {
+	r.a.WaitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
+	r.b.WaitCounters(t, modelB, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
+	if got := r.local.Sim.Counters(modelLocal).Requests; got != 0 {
 		t.Fatalf("local asked %d times after the caller cancelled", got)
 	}
 	if r.health.Down(L1) || r.requests(t, "a", "timeout") != 0 {
@@ -419,16 +420,16 @@ func TestAnswerStopsPromptlyOnCancel(t *testing.T) {
 	}
 }
 
-// waitCountersAsync calls then once cond holds for model's counters, from
-// a goroutine the test waits for.
-func (h simHost) waitCountersAsync(t *testing.T, model string, cond func(vendorsim.Counters) bool, then func()) {
+// waitCountersAsync calls then once cond holds for model's counters on h,
+// from a goroutine the test waits for.
+func waitCountersAsync(t *testing.T, h simtest.Host, model string, cond func(vendorsim.Counters) bool, then func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
-		_, _ = h.sim.WaitFor(ctx, model, cond)
+		_, _ = h.Sim.WaitFor(ctx, model, cond)
 		then()
 	}()
 	t.Cleanup(func() { <-done })
@@ -443,8 +444,8 @@ func TestHTTPProbesFollowVendorHealth(t *testing.T) {
 		r.clock.Advance(time.Second)
 		r.health.CheckNow(t.Context())
 	}
-	r.a.sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{HealthDown: true})
-	r.b.sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{HealthDown: true})
+	r.a.Sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{HealthDown: true})
+	r.b.Sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{HealthDown: true})
 	for range 3 {
 		round()
 	}
@@ -454,10 +455,10 @@ func TestHTTPProbesFollowVendorHealth(t *testing.T) {
 	if got := r.health.Supported(); got != L2 {
 		t.Fatalf("Supported() = %v, want L2", got)
 	}
-	if got := r.a.sim.Counters(vendorsim.AnyModel).Probes; got != 3 {
+	if got := r.a.Sim.Counters(vendorsim.AnyModel).Probes; got != 3 {
 		t.Fatalf("vendor a probed %d times, want 3", got)
 	}
-	r.a.sim.ClearFaults()
+	r.a.Sim.ClearFaults()
 	for range 3 {
 		round()
 	}

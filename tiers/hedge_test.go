@@ -16,16 +16,16 @@ func TestHedgeBackupBeatsSlowPrimary(t *testing.T) {
 		c.L1.HedgeAfterMS = 200
 		c.L1.FirstTokenTimeoutMS = 5000 // the primary is slow, not timed out
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{FirstTokenDelayMS: 3000})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{FirstTokenDelayMS: 100})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{FirstTokenDelayMS: 3000})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{FirstTokenDelayMS: 100})
 
 	// The primary is asked first, and alone until hedge_after.
 	orderChecked := make(chan bool, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
-		_, err := r.a.sim.WaitFor(ctx, modelA, func(c vendorsim.Counters) bool { return c.Requests == 1 })
-		orderChecked <- err == nil && r.b.sim.Counters(modelB).Requests == 0
+		_, err := r.a.Sim.WaitFor(ctx, modelA, func(c vendorsim.Counters) bool { return c.Requests == 1 })
+		orderChecked <- err == nil && r.b.Sim.Counters(modelB).Requests == 0
 	}()
 
 	// When the backup's first token is emitted, the primary is cancelled
@@ -40,7 +40,7 @@ func TestHedgeBackupBeatsSlowPrimary(t *testing.T) {
 		}
 		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second) // the primary's token is due at 3 s
 		defer wcancel()
-		_, err := r.a.sim.WaitFor(wctx, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
+		_, err := r.a.Sim.WaitFor(wctx, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
 		cancelledAtOnce = err == nil
 	})
 	if !cancelledAtOnce {
@@ -58,8 +58,8 @@ func TestHedgeBackupBeatsSlowPrimary(t *testing.T) {
 		t.Fatalf("first token after %v, before hedge_after + 100 ms", a.firstAt)
 	}
 	t.Logf("first token after %v (hedge_after 200 ms + backup 100 ms)", a.firstAt)
-	r.a.waitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 && c.InFlight == 0 })
-	if c := r.a.sim.Counters(modelA); c.Completed != 0 || c.Failed != 0 {
+	r.a.WaitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 && c.InFlight == 0 })
+	if c := r.a.Sim.Counters(modelA); c.Completed != 0 || c.Failed != 0 {
 		t.Fatalf("primary counters %+v: want it cancelled, nothing else", c)
 	}
 	if got := r.requests(t, "a", "timeout") + r.requests(t, "a", "server"); got != 0 {
@@ -74,8 +74,8 @@ func TestRaceModeAsksAllAtOnce(t *testing.T) {
 		c.L1.Mode = ModeRace
 		c.L1.FirstTokenTimeoutMS = 5000
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{FirstTokenDelayMS: 3000})
-	r.b.sim.SetFault(modelB, vendorsim.Fault{FirstTokenDelayMS: 100})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{FirstTokenDelayMS: 3000})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{FirstTokenDelayMS: 100})
 	a := r.ask(t, Request{})
 	if a.out.Source != "b" || a.text() != replyText {
 		t.Fatalf("outcome %+v; want the faster vendor b", a.out)
@@ -84,15 +84,15 @@ func TestRaceModeAsksAllAtOnce(t *testing.T) {
 		t.Fatalf("first token after %v: want b's, after 100 ms and long before a's 3 s", a.firstAt)
 	}
 	t.Logf("first token after %v (race, backup 100 ms)", a.firstAt)
-	r.a.waitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
+	r.a.WaitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 1 })
 }
 
 // TestRaceLoserTokensAreDropped: both vendors stream at the same pace; one
 // wins and the answer holds only its tokens, never a mix.
 func TestRaceLoserTokensAreDropped(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.L1.Mode = ModeRace })
-	r.a.sim.SetReply(modelA, "alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha")
-	r.b.sim.SetReply(modelB, "bravo bravo bravo bravo bravo bravo bravo bravo bravo bravo bravo bravo")
+	r.a.Sim.SetReply(modelA, "alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha")
+	r.b.Sim.SetReply(modelB, "bravo bravo bravo bravo bravo bravo bravo bravo bravo bravo bravo bravo")
 	for i := range 5 {
 		a := r.ask(t, Request{})
 		want := map[string]string{
@@ -113,14 +113,14 @@ func TestHedgeAllWaitedFor(t *testing.T) {
 		c.L1.Mode = ModeRace
 		c.L1.FirstTokenTimeoutMS = 5000
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{NoAnswer: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{NoAnswer: true})
 	// The winner takes 100 ms, so the loser's request surely arrives
 	// before it is cancelled.
-	r.b.sim.SetFault(modelB, vendorsim.Fault{FirstTokenDelayMS: 100})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{FirstTokenDelayMS: 100})
 	for range 3 {
 		if a := r.ask(t, Request{}); a.out.Source != "b" {
 			t.Fatalf("outcome %+v; want b", a.out)
 		}
 	}
-	r.a.waitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 3 })
+	r.a.WaitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.Cancelled == 3 })
 }

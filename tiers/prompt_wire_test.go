@@ -13,6 +13,7 @@ import (
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"github.com/poise-dev/poise/coach"
 	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -78,7 +79,7 @@ func TestPromptPerTypeOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	hc := health.New(healthConfig(cfg), healthProbes(cfg), zerolog.Nop(), health.NewMetrics(reg), health.WithClock(newFakeClock().Now))
+	hc := health.New(healthConfig(cfg), healthProbes(cfg), zerolog.Nop(), health.NewMetrics(reg), health.WithClock(healthtest.NewClock().Now))
 	e := NewEngine(cfg, hc, &fakeTemplates{miss: true}, zerolog.Nop(), NewMetrics(reg, upstream.NewMetrics(reg)))
 	t.Cleanup(e.Close)
 

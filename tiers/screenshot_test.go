@@ -9,6 +9,7 @@ import (
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/ocr/ocrtest"
 	"github.com/poise-dev/poise/tiers/upstream"
@@ -59,18 +60,18 @@ func (f *fakeReader) counts() (calls, cancelled int) {
 
 // screenshotRig is the engine rig with a vision model on its own host
 // and a fake reader.
-func screenshotRig(t *testing.T, reader Reader) (*rig, simHost) {
+func screenshotRig(t *testing.T, reader Reader) (*rig, simtest.Host) {
 	t.Helper()
 	vision := newSimHost(t)
-	vision.sim.SetReply(modelVision, visionReply)
+	vision.Sim.SetReply(modelVision, visionReply)
 	r := newRig(t, func(c *Config) {
 		c.L1.Vision = VisionConfig{FirstTokenMS: 1000}
-		c.L1.Vision.BaseURL, c.L1.Vision.Model, c.L1.Vision.APIKey = vision.url, modelVision, "sk-v"
+		c.L1.Vision.BaseURL, c.L1.Vision.Model, c.L1.Vision.APIKey = vision.URL, modelVision, "sk-v"
 	})
 	r.engine.Close()
 	// The vision model is probed as cmd/poise probes it: a backend of no
 	// level, with a circuit of its own.
-	probes := append(healthProbes(r.cfg), health.ListProbe("vision", NoLevel, vision.url, "sk-v", upstream.NewHTTPClient()))
+	probes := append(healthProbes(r.cfg), health.ListProbe("vision", NoLevel, vision.URL, "sk-v", upstream.NewHTTPClient()))
 	r.health = health.New(healthConfig(r.cfg), probes, zerolog.New(r.logs), nil, health.WithClock(r.clock.Now))
 	var opts []Option
 	if reader != nil {
@@ -121,13 +122,13 @@ func TestScreenshotVision(t *testing.T) {
 	if a.text() != visionReply || a.end().Reason != ReasonDone {
 		t.Fatalf("answer %q (%s), want the vision reply, done", a.text(), a.end().Reason)
 	}
-	if c := vision.sim.Counters(modelVision); c.Images != 1 {
+	if c := vision.Sim.Counters(modelVision); c.Images != 1 {
 		t.Fatalf("vision counters %+v, want the image", c)
 	}
 	if calls, cancelled := fr.counts(); calls != 1 || cancelled != 1 {
 		t.Fatalf("OCR calls %d, cancelled %d: want one read, cancelled once vision answered", calls, cancelled)
 	}
-	if c := r.a.sim.Counters(modelA); c.Requests != 0 {
+	if c := r.a.Sim.Counters(modelA); c.Requests != 0 {
 		t.Fatalf("the text vendor was asked: %+v", c)
 	}
 }
@@ -142,7 +143,7 @@ func TestScreenshotVisionSlowOrDown(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r, vision := screenshotRig(t, &fakeReader{})
-			vision.sim.SetFault(modelVision, f)
+			vision.Sim.SetFault(modelVision, f)
 			reads, a := askShot(t, r)
 			if len(reads) != 1 || reads[0] != ocrText {
 				t.Fatalf("reads %q, want the OCR text once", reads)
@@ -161,19 +162,19 @@ func TestScreenshotVisionSlowOrDown(t *testing.T) {
 // open, OCR answers at once.
 func TestScreenshotCircuitOpen(t *testing.T) {
 	r, vision := screenshotRig(t, &fakeReader{})
-	vision.sim.SetFault(modelVision, vendorsim.Fault{Status: 500})
+	vision.Sim.SetFault(modelVision, vendorsim.Fault{Status: 500})
 	for i := 0; i < 3; i++ { // three live failures open the vision backend's circuit
 		askShot(t, r)
 	}
 	if r.health.BackendUp("vision") {
 		t.Fatal("vision is still up after three failures")
 	}
-	before := vision.sim.Counters(modelVision).Requests
+	before := vision.Sim.Counters(modelVision).Requests
 	_, a := askShot(t, r)
 	if a.start().Via != ViaOCR {
 		t.Fatalf("Start %+v, want via OCR", a.start())
 	}
-	if n := vision.sim.Counters(modelVision).Requests; n != before {
+	if n := vision.Sim.Counters(modelVision).Requests; n != before {
 		t.Fatalf("the open circuit's vision model was asked (%d → %d requests)", before, n)
 	}
 }
@@ -183,17 +184,17 @@ func TestScreenshotCircuitOpen(t *testing.T) {
 // source down, likewise, after its Read.
 func TestScreenshotNothingWorks(t *testing.T) {
 	r, vision := screenshotRig(t, &fakeReader{err: errors.New("tesseract broke")})
-	vision.sim.SetFault(modelVision, vendorsim.Fault{Status: 503})
+	vision.Sim.SetFault(modelVision, vendorsim.Fault{Status: 503})
 	reads, a := askShot(t, r)
 	if a.out.Answered || len(reads) != 0 {
 		t.Fatalf("answered %+v, reads %q; want neither", a.out, reads)
 	}
 	r, vision = screenshotRig(t, &fakeReader{})
 	for _, h := range []struct {
-		s     simHost
+		s     simtest.Host
 		model string
 	}{{vision, modelVision}, {r.a, modelA}, {r.b, modelB}, {r.local, modelLocal}} {
-		h.s.sim.SetFault(h.model, vendorsim.Fault{Status: 503})
+		h.s.Sim.SetFault(h.model, vendorsim.Fault{Status: 503})
 	}
 	r.tpl.miss = true
 	reads, a = askShot(t, r)

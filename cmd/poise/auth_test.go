@@ -160,6 +160,7 @@ func liveSessions(t *testing.T, addr string) []opsSession {
 // and creates nothing; a resume token works only for its own session and
 // its own subject.
 func TestSessionAuthThroughServer(t *testing.T) {
+	t.Parallel()
 	addr := startAuthServer(t)
 	now := time.Now()
 	forged, err := session.IssueToken("not-the-secret", "cand-a", time.Hour, now)
@@ -229,17 +230,26 @@ func startLogged(t *testing.T, getenv func(string) string, args ...string) (stri
 	sc, drain := serveLogs(t, getenv, args...)
 	var lines []string
 	var addr string
+	ready := false
 	for len(lines) < 3 && sc.Scan() {
 		lines = append(lines, sc.Text())
-		var l struct{ Addr string }
+		var l struct{ Addr, Message string }
 		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Addr != "" && addr == "" {
 			addr = l.Addr
 		}
+		ready = ready || l.Message == "ready"
 	}
-	drain()
 	if addr == "" {
+		drain()
 		t.Fatalf("no address in %q", lines)
 	}
+	if !ready {
+		if err := awaitReady(sc.Scan, sc.Text); err != nil {
+			drain()
+			t.Fatalf("poise on %s: %v", addr, err)
+		}
+	}
+	drain()
 	return addr, lines
 }
 
@@ -248,6 +258,7 @@ func startLogged(t *testing.T, getenv func(string) string, args ...string) (stri
 // do; -insecure starts and warns; a secret needs no flag. The first log
 // lines say which sessions are accepted.
 func TestServeRefusesPublicAddressWithoutSecret(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	err := run(ctx, []string{"serve", "-addr", "0.0.0.0:0"}, noEnv, io.Discard, io.Discard)
@@ -291,6 +302,7 @@ func TestServeRefusesPublicAddressWithoutSecret(t *testing.T) {
 // TestOpsGuardWithoutToken: without ops.token, only clients on the
 // server's host reach ops endpoints, and a proxied request is not one.
 func TestOpsGuardWithoutToken(t *testing.T) {
+	t.Parallel()
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ops")) })
 	h := opsAuth{}.guard(ok, nil)
 	cases := []struct {
@@ -324,6 +336,7 @@ func TestOpsGuardWithoutToken(t *testing.T) {
 // sign-in cookie is needed from any address; the cookie expires, is
 // bound to the token, and does not carry a cross-origin write.
 func TestOpsGuardWithToken(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	auth := opsAuth{token: testOpsToken, now: func() time.Time { return now }}
 	other := opsAuth{token: "another-token", now: auth.now}
@@ -414,6 +427,7 @@ func bodyOf(t *testing.T, resp *http.Response) string {
 // page, whose POST /ops/login sets a cookie that opens the ops page and
 // API and that sign-out clears.
 func TestOpsAccessThroughServer(t *testing.T) {
+	t.Parallel()
 	addr := startAuthServer(t, "-demo")
 	base := "http://" + addr
 	guarded := []struct{ method, path, body string }{
@@ -498,6 +512,7 @@ func TestOpsAccessThroughServer(t *testing.T) {
 // TestSecurityHeaders: every response carries the security headers; pages
 // keep web's CSP, everything else gets one that allows nothing.
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	addr := startAuthServer(t)
 	base := "http://" + addr
 	const pageCSP, otherCSP = "script-src 'self'", "default-src 'none'; frame-ancestors 'none'"
@@ -552,6 +567,7 @@ func TestSecurityHeaders(t *testing.T) {
 // refusal in its status line, with no popup and no reconnect; the ops page
 // signs in with the token through its sign-in page.
 func TestBrowserAuth(t *testing.T) {
+	t.Parallel()
 	env := newBrowserEnv(t, "")
 	cfg := "auth:\n  secret: " + testAuthSecret + "\nops:\n  token: " + testOpsToken + "\n"
 	s := env.startPoise(t, "", "-config", writeFile(t, "auth.yaml", cfg))

@@ -18,6 +18,7 @@ func gwChain(name, baseURL, model string) gateway.Config {
 }
 
 func TestGatewayRejectsNameOfOtherEngineBackend(t *testing.T) {
+	t.Parallel()
 	engine := tiers.Config{L1: tiers.L1Config{Vendors: []upstream.Endpoint{{Name: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"}}}}
 	if err := checkSharedNames(engine, gwChain("openai", "https://api.openai.com/v1/", "gpt-4o")); err != nil {
 		t.Fatalf("sharing the vendor's endpoint: %v", err)
@@ -30,6 +31,7 @@ func TestGatewayRejectsNameOfOtherEngineBackend(t *testing.T) {
 // TestHealthProbes: one probe per backend, the gateway's endpoints as
 // backends of no level unless an engine backend has their name.
 func TestHealthProbes(t *testing.T) {
+	t.Parallel()
 	c := config{Engine: tiers.Config{
 		L1: tiers.L1Config{Vendors: []upstream.Endpoint{{Name: "openai", BaseURL: "https://api.openai.com/v1", Model: "m"}}},
 		L2: tiers.L2Config{BaseURL: "http://127.0.0.1:8000/v1", Model: "m"},

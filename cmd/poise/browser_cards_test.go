@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,15 +37,16 @@ var cardQuestions = []cardQuestion{
 // backend down), checks what each card shows first and saves a screenshot
 // of each (cards-L3-design-en.png …).
 func TestBrowserCards(t *testing.T) {
-	wav, err := filepath.Abs(micWAV)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := newBrowserEnv(t, wav)
-	plain := env.startPoise(t, "")
-	demo := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
-	t.Run("L3", func(t *testing.T) { testCardsAtL3(t, env, plain) })
-	t.Run("L4", func(t *testing.T) { testCardsAtL4(t, env, demo) })
+	t.Parallel()
+	env := newBrowserEnv(t, micWAV)
+	t.Run("L3", func(t *testing.T) {
+		t.Parallel()
+		testCardsAtL3(t, env, env.startPoise(t, ""))
+	})
+	t.Run("L4", func(t *testing.T) {
+		t.Parallel()
+		testCardsAtL4(t, env, env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig)))
+	})
 }
 
 var cardProfile = profile{seniority: "senior", role: "Backend engineer",

@@ -26,6 +26,49 @@ var copilotResume = []string{
 	"Project: Ledger Rewrite (moved settlement to event sourcing)",
 }
 
+// badFileCases are what the page says of an unreadable file, in the
+// session's language, by the server's reason (bad_file).
+var badFileCases = []struct {
+	lang, name string
+	data       []byte
+	says       string
+}{
+	{"zh", "broken.pdf", []byte("%PDF-1.4 not really"), "无法读取 broken.pdf：文件已损坏，或与扩展名不符"},
+	{"zh", "photo.png", []byte("\x89PNG...."), "无法读取 photo.png：只能读取 PDF、DOCX、TXT 和 Markdown 文件"},
+	{"en", "photo.png", []byte("\x89PNG...."), "Could not read photo.png: only PDF, DOCX, TXT and Markdown files can be read"},
+}
+
+// testBadFileWording uploads unreadable files in a running session: the
+// page words the server's reason in the session's language, in the file's
+// status line and in the status bar, and the session goes on.
+func testBadFileWording(t *testing.T, env *browserEnv, s *poiseServer) {
+	dir := t.TempDir()
+	for _, c := range badFileCases {
+		tb := env.newTab(t)
+		tb.openCopilot(s, nil, profile{lang: c.lang, seniority: "mid", role: "Backend engineer"})
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tb.do(chromedp.Click(chromedp.ID("btn-profile")))
+		tb.do(chromedp.SetUploadFiles(chromedp.ID("resume-file"), []string{path}))
+		tb.waitFor(c.name+" refused", `document.body.dataset.resumeFile === 'error'`)
+		if msg := js[string](tb, `document.getElementById('resume-file-status').textContent`); msg != c.says {
+			t.Errorf("%s in %s: the page says %q, want %q", c.name, c.lang, msg, c.says)
+		}
+		if c.lang == "zh" {
+			if st := js[string](tb, `document.getElementById('status').textContent`); !strings.Contains(st, "无法读取该文件") {
+				t.Errorf("%s in zh: status line %q is not in Chinese", c.name, st)
+			}
+			tb.shot("copilot-file-error-zh-" + strings.TrimSuffix(c.name, filepath.Ext(c.name)))
+		}
+		if conn := js[string](tb, `document.body.dataset.conn`); conn != "open" {
+			t.Errorf("%s: connection %q after the refusal, want open", c.name, conn)
+		}
+		tb.requireClean("could not read")
+	}
+}
+
 func testCopilotFeatures(t *testing.T, env *browserEnv) {
 	s := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
 	dir := t.TempDir()
@@ -63,8 +106,8 @@ func testCopilotFeatures(t *testing.T, env *browserEnv) {
 	tb.shot("copilot-profile-files")
 	tb.do(chromedp.SetUploadFiles(chromedp.ID("resume-file"), []string{filepath.Join(dir, "broken.pdf")}))
 	tb.waitFor("the broken file refused", `document.body.dataset.resumeFile === 'error'`)
-	if msg := js[string](tb, `document.getElementById('resume-file-status').textContent`); !strings.Contains(msg, "could not read broken.pdf") {
-		t.Errorf("broken file message %q", msg)
+	if msg, want := js[string](tb, `document.getElementById('resume-file-status').textContent`), "Could not read broken.pdf: the file is damaged or not what its name says"; msg != want {
+		t.Errorf("broken file message %q, want %q", msg, want)
 	}
 	tb.shot("copilot-file-error")
 	facts := js[map[string]any](tb, `JSON.parse(document.body.dataset.facts || '{}')`)

@@ -35,14 +35,57 @@ const (
 // browserEnv is what every browser subtest shares: the built binary, one
 // Chromium, and where screenshots go.
 type browserEnv struct {
-	bin     string          // the poise binary, built once
+	bin     string          // the poise binary, built once per package run
 	browser context.Context // a chromedp context whose browser is running
 	shots   string          // directory for PNG screenshots
 }
 
-// newBrowserEnv builds poise and starts Chromium; both end with the test.
-// Under CI=true a missing Chromium fails the test; elsewhere it skips.
+// sharedOptions are what the package's one Chromium is started with: the
+// fake microphone plays micWAV, and a getDisplayMedia picks the entire
+// screen without asking (the screenshot test's fake capture).
+func sharedOptions() ([]chromedp.ExecAllocatorOption, string, error) {
+	wav, err := filepath.Abs(micWAV)
+	if err != nil {
+		return nil, "", err
+	}
+	return []chromedp.ExecAllocatorOption{
+		chromedp.Flag("use-file-for-fake-audio-capture", wav),
+		chromedp.Flag("auto-select-desktop-capture-source", "Entire screen"),
+	}, wav, nil
+}
+
+// newBrowserEnv gives the test poise and Chromium: the package's one
+// Chromium (started by the first test that asks, stopped by TestMain) when
+// wav is "" or micWAV and there are no extra options; else a Chromium of
+// its own, stopped when the test ends. Each tab is a browser context of
+// its own (newTab), so tests sharing the browser share no storage and may
+// run in parallel. Under CI=true a missing Chromium fails the test;
+// elsewhere it skips.
 func newBrowserEnv(t *testing.T, wav string, extra ...chromedp.ExecAllocatorOption) *browserEnv {
+	t.Helper()
+	needChromium(t)
+	start := time.Now()
+	env := &browserEnv{bin: poiseBinary(t), shots: os.Getenv("POISE_ARTIFACTS")}
+	if env.shots == "" {
+		env.shots = t.TempDir()
+	}
+	if err := os.MkdirAll(env.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, sharedWAV, err := sharedOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if abs, _ := filepath.Abs(wav); len(extra) == 0 && (wav == "" || abs == sharedWAV) {
+		env.browser = shared.chromium(t)
+	} else {
+		env.browser = startChromium(t, t.TempDir(), wav, extra...)
+	}
+	t.Logf("poise and chromium ready after %v", time.Since(start).Round(time.Millisecond))
+	return env
+}
+
+func needChromium(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -50,18 +93,30 @@ func newBrowserEnv(t *testing.T, wav string, extra ...chromedp.ExecAllocatorOpti
 		}
 		t.Skipf("%s is missing; install it with: apt-get install -y chromium", chromiumPath)
 	}
-	start := time.Now()
-	env := &browserEnv{bin: buildPoise(t), shots: os.Getenv("POISE_ARTIFACTS")}
-	t.Logf("built poise in %v", time.Since(start).Round(time.Millisecond))
-	if env.shots == "" {
-		env.shots = t.TempDir()
+}
+
+// startChromium starts a Chromium of the test's own, stopped when the test
+// ends.
+func startChromium(t *testing.T, profile, wav string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	var opts []chromedp.ExecAllocatorOption
+	if wav != "" {
+		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav))
 	}
-	if err := os.MkdirAll(env.shots, 0o755); err != nil {
+	browser, stop, err := launchChromium(profile, append(opts, extra...)...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
+	t.Cleanup(stop)
+	return browser
+}
+
+// launchChromium starts Chromium with the tests' flags and opts, its
+// profile in dir; stop ends it and waits for it to exit.
+func launchChromium(dir string, opts ...chromedp.ExecAllocatorOption) (context.Context, func(), error) {
+	all := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(dir),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.NoFirstRun,
@@ -73,45 +128,138 @@ func newBrowserEnv(t *testing.T, wav string, extra ...chromedp.ExecAllocatorOpti
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("use-fake-device-for-media-stream", true),
 		chromedp.Flag("use-fake-ui-for-media-stream", true),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
 	}
-	if wav != "" {
-		opts = append(opts, chromedp.Flag("use-file-for-fake-audio-capture", wav))
-	}
-	opts = append(opts, extra...)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(all, opts...)...)
 	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
+	stop := func() {
 		cancelBrowser()
 		cancelAlloc() // waits for Chromium to exit
-	})
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start chromium: %v", err)
 	}
-	env.browser = browser
-	t.Logf("poise and chromium ready after %v", time.Since(start).Round(time.Millisecond))
-	return env
+	if err := chromedp.Do(browser); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("start chromium: %w", err)
+	}
+	return browser, stop, nil
 }
 
-// buildPoise builds cmd/poise into a temporary directory, with -race when
-// the test itself runs with it so the build reuses the test's compiled
-// packages.
-func buildPoise(t *testing.T) string {
+// shared holds what the package's tests share: the binaries of the
+// commands, each built once, and one Chromium, each made by the first test
+// that needs it and ended by TestMain (closeShared).
+var shared = sharedProcs{bins: map[string]*builtBin{}}
+
+type sharedProcs struct {
+	dirOnce sync.Once
+	dir     string // temporary directory of the binaries and the profile
+	dirErr  error
+
+	mu   sync.Mutex           // guards bins
+	bins map[string]*builtBin // by command name
+
+	browserMu sync.Mutex      // guards the three below
+	browser   context.Context // nil until started
+	stop      func()          // ends the browser
+	err       error           // a failed start, reported to every test that asks
+}
+
+// builtBin is one command's binary, built once.
+type builtBin struct {
+	once sync.Once
+	path string
+	err  error // a failed build, reported to every test that asks
+}
+
+func (s *sharedProcs) tempDir() (string, error) {
+	s.dirOnce.Do(func() { s.dir, s.dirErr = os.MkdirTemp("", "poise-test-") })
+	return s.dir, s.dirErr
+}
+
+// poiseBinary returns the poise binary, building it on first use.
+func poiseBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "poise")
+	return commandBinary(t, "poise")
+}
+
+// commandBinary returns the binary of ./cmd/<name>, building it on first
+// use (with -race when the test runs with it, so the build reuses the
+// test's compiled packages).
+func commandBinary(t *testing.T, name string) string {
+	t.Helper()
+	s := &shared
+	s.mu.Lock()
+	b := s.bins[name]
+	if b == nil {
+		b = &builtBin{}
+		s.bins[name] = b
+	}
+	s.mu.Unlock()
+	b.once.Do(func() {
+		start := time.Now()
+		dir, err := s.tempDir()
+		if err == nil {
+			b.path, err = buildCmd(filepath.Join(dir, name), name)
+		}
+		b.err = err
+		t.Logf("built %s in %v", name, time.Since(start).Round(time.Millisecond))
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// chromium returns the shared browser, starting it on first use.
+func (s *sharedProcs) chromium(t *testing.T) context.Context {
+	t.Helper()
+	s.browserMu.Lock()
+	defer s.browserMu.Unlock()
+	if s.browser == nil && s.err == nil {
+		opts, _, err := sharedOptions()
+		var dir string
+		if err == nil {
+			dir, err = s.tempDir()
+		}
+		if err == nil {
+			s.browser, s.stop, err = launchChromium(filepath.Join(dir, "chromium"), opts...)
+		}
+		s.err = err
+	}
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.browser
+}
+
+// closeShared stops the shared Chromium and removes the binaries; TestMain
+// calls it after the tests.
+func closeShared() {
+	s := &shared
+	s.browserMu.Lock()
+	if s.stop != nil {
+		s.stop()
+	}
+	s.browserMu.Unlock()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// buildCmd builds ./cmd/<name> as bin.
+func buildCmd(bin, name string) (string, error) {
 	args := []string{"build", "-o", bin}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	cmd := exec.Command("go", append(args, ".")...)
+	cmd := exec.Command("go", append(args, "../"+name)...)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgoSetting())
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build poise: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", name, err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 func cgoSetting() string {
@@ -167,6 +315,18 @@ func (e *browserEnv) startPoise(t *testing.T, addr string, args ...string) *pois
 	}
 	s.addr = head.Addr
 	s.logs.Write([]byte(first))
+	var line string
+	next := func() bool {
+		var err error
+		line, err = lines.ReadString('\n')
+		s.logs.Write([]byte(line))
+		return err == nil
+	}
+	if err := awaitReady(next, func() string { return line }); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("poise on %s: %v\n%s", s.addr, err, s.logs)
+	}
 	go func() {
 		io.Copy(s.logs, lines) // ends when the process closes stdout
 		s.done <- cmd.Wait()

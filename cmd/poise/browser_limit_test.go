@@ -41,6 +41,7 @@ const countSocketsJS = `(() => {
 // hint at L1 and the answer comes from the templates; the ops page shows
 // the session's limit; a second session of the subject is refused calmly.
 func TestBrowserLimit(t *testing.T) {
+	t.Parallel()
 	env := newBrowserEnv(t, "")
 	s := env.startPoise(t, "", "-demo", "-config", writeFile(t, "limits.yaml", demoConfig+limitConfig))
 	token, err := session.IssueToken(limitSecret, "cand-limit", time.Hour, time.Now())

@@ -16,8 +16,9 @@ import (
 // "Capture question" takes a frame of a shared screen (Chromium's fake
 // capture) and sends it. Screenshots under $POISE_ARTIFACTS.
 func TestBrowserScreenshot(t *testing.T) {
+	t.Parallel()
 	ocrtest.Need(t)
-	env := newBrowserEnv(t, "", chromedp.Flag("auto-select-desktop-capture-source", "Entire screen"))
+	env := newBrowserEnv(t, "") // the shared Chromium picks the entire screen for getDisplayMedia
 	s := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
 	png, err := ocrtest.PNG(ocrtest.Shot{Text: ocrtest.ProblemEN, Font: ocrtest.SansFont, Size: 15, Scale: 1.5, Theme: ocrtest.Light})
 	if err != nil {

@@ -13,31 +13,37 @@ import (
 )
 
 // TestBrowser drives the copilot and ops pages in headless Chromium against
-// the real poise binary. One Chromium serves every subtest; each subtest
-// opens its own tabs in fresh browser contexts.
+// the real poise binary. The package's one Chromium serves every subtest;
+// each subtest opens its own tabs in fresh browser contexts. Four groups
+// run in parallel, each on servers of its own; within a group the
+// subtests run in order.
 func TestBrowser(t *testing.T) {
-	wav, err := filepath.Abs(micWAV)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := newBrowserEnv(t, wav)
-	// One server with the embedded defaults (no vendors: sessions at L3)
-	// serves the subtests that do not reconfigure it; the offline subtest,
-	// last of them, stops it and starts another on its port. One -demo
-	// server serves the microphone, then the level walk.
-	plain := env.startPoise(t, "")
-	demo := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
-	t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env, plain) })
-	t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, plain, enCase) })
-	t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, plain, zhCase) })
-	t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env, plain) })
-	t.Run("connection logic", func(t *testing.T) { testConnection(t, env, plain) })
-	t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env, plain) })
-	t.Run("resume through a cut", func(t *testing.T) { testResumeThroughCut(t, env) })
-	t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env, demo) })
-	t.Run("captions status (demo)", func(t *testing.T) { testCaptionsStatus(t, env, demo) })
-	t.Run("levels and reset (demo)", func(t *testing.T) { testLevelsAndReset(t, env, demo) })
-	t.Run("copilot features (demo)", func(t *testing.T) { testCopilotFeatures(t, env) })
+	t.Parallel()
+	env := newBrowserEnv(t, micWAV)
+	t.Run("plain", func(t *testing.T) {
+		t.Parallel()
+		// One server with the embedded defaults (no vendors: sessions at
+		// L3) serves these; the offline subtest, last of them, stops it and
+		// starts another on its port.
+		plain := env.startPoise(t, "")
+		t.Run("pages load clean", func(t *testing.T) { testPagesLoadClean(t, env, plain) })
+		t.Run("typed questions en", func(t *testing.T) { testTypedQuestions(t, env, plain, enCase) })
+		t.Run("typed questions zh", func(t *testing.T) { testTypedQuestions(t, env, plain, zhCase) })
+		t.Run("unreadable files", func(t *testing.T) { testBadFileWording(t, env, plain) })
+		t.Run("coach parity", func(t *testing.T) { testCoachParity(t, env, plain) })
+		t.Run("connection logic", func(t *testing.T) { testConnection(t, env, plain) })
+		t.Run("offline and restart", func(t *testing.T) { testOfflineAndRestart(t, env, plain) })
+	})
+	t.Run("demo", func(t *testing.T) {
+		t.Parallel()
+		// One -demo server serves the microphone, then the level walk.
+		demo := env.startPoise(t, "", "-demo", "-config", writeFile(t, "demo.yaml", demoConfig))
+		t.Run("microphone captions", func(t *testing.T) { testMicCaptions(t, env, demo) })
+		t.Run("captions status", func(t *testing.T) { testCaptionsStatus(t, env, demo) })
+		t.Run("levels and reset", func(t *testing.T) { testLevelsAndReset(t, env, demo) })
+	})
+	t.Run("resume through a cut", func(t *testing.T) { t.Parallel(); testResumeThroughCut(t, env) })
+	t.Run("copilot features (demo)", func(t *testing.T) { t.Parallel(); testCopilotFeatures(t, env) })
 }
 
 func testPagesLoadClean(t *testing.T, env *browserEnv, s *poiseServer) {

@@ -16,6 +16,7 @@ import (
 // page of another origin that posts to the fault switch (text/plain,
 // no-cors: a cross-site request forgery) changes nothing.
 func TestBrowserLocalTrust(t *testing.T) {
+	t.Parallel()
 	env := newBrowserEnv(t, "")
 	s := env.startPoise(t, "", "-demo")
 

@@ -35,6 +35,7 @@ func requireUsage(t *testing.T, text string) {
 // TestCLIHelp: -h, --help and help, alone or on any command, print the
 // usage with every subcommand on stdout and exit 0.
 func TestCLIHelp(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]string{
 		"-h": {"-h"}, "--help": {"--help"}, "help": {"help"}, "help serve": {"help", "serve"},
 		"serve --help": {"serve", "--help"}, "serve -h": {"serve", "-h"}, "serve -demo -h": {"serve", "-demo", "-h"},
@@ -65,6 +66,7 @@ func TestCLIHelp(t *testing.T) {
 // TestCLIUsageErrors: an unknown command, a bad flag or a missing argument
 // prints the usage on stderr and exits 2.
 func TestCLIUsageErrors(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		args []string
 		want string
@@ -96,6 +98,7 @@ func TestCLIUsageErrors(t *testing.T) {
 // TestCLIVersion: `poise version` prints the module version, the VCS
 // revision when the build has one, and the Go version.
 func TestCLIVersion(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCLI(t, noEnv, "version")
 	if code != 0 || !strings.HasPrefix(out, "poise ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("version: exit %d, %q; want 0 and poise … %s", code, out, runtime.Version())
@@ -115,6 +118,7 @@ func TestCLIVersion(t *testing.T) {
 // TestCLIFlagsAfterArguments: a flag after the text is honoured, exactly
 // as before it.
 func TestCLIFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
 	match := func(args ...string) string {
 		t.Helper()
 		code, out, errOut := runCLI(t, noEnv, append([]string{"templates", "match"}, args...)...)
@@ -144,6 +148,7 @@ func TestCLIFlagsAfterArguments(t *testing.T) {
 // TestCLITokenEmptyVariable: auth.secret set to ${VAR} with VAR empty
 // names the variable.
 func TestCLITokenEmptyVariable(t *testing.T) {
+	t.Parallel()
 	cfg := writeFile(t, "poise.yaml", "auth:\n  secret: ${POISE_AUTH_SECRET}\n")
 	code, _, errOut := runCLI(t, noEnv, "token", "issue", "-subject", "c1", "-config", cfg)
 	want := "auth.secret is ${POISE_AUTH_SECRET}, which is empty or unset"
@@ -169,7 +174,8 @@ func TestCLITokenEmptyVariable(t *testing.T) {
 // TestCLIBinaryExitCodes runs the built binary: --help exits 0 with the
 // usage on stdout, an unknown command exits 2 with it on stderr.
 func TestCLIBinaryExitCodes(t *testing.T) {
-	bin := buildPoise(t)
+	t.Parallel()
+	bin := poiseBinary(t)
 	var out, errOut bytes.Buffer
 	cmd := exec.Command(bin, "--help")
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -191,6 +197,7 @@ func TestCLIBinaryExitCodes(t *testing.T) {
 // TestCLIReadyHint: the start-up "ready" line says what to set for L1 when
 // no L1 vendor is configured, and nothing of the kind when one is.
 func TestCLIReadyHint(t *testing.T) {
+	t.Parallel()
 	ready := func(args ...string) map[string]any {
 		t.Helper()
 		sc, drain := serveLogs(t, noEnv, append([]string{"-addr", "127.0.0.1:0"}, args...)...)

@@ -303,6 +303,7 @@ func FuzzConfigEnv(f *testing.F) {
 // TestParseConfigUTF16: a config saved as UTF-16 (with a byte order mark,
 // as Windows editors do) reads like its UTF-8 text, ${VAR} included.
 func TestParseConfigUTF16(t *testing.T) {
+	t.Parallel()
 	text := "auth:\n  secret: ${FUZZ_VALUE}\nnode: 节点\n"
 	for _, bigEndian := range []bool{false, true} {
 		doc := []byte{0xFF, 0xFE}

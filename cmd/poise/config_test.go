@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, yaml string
 		want       []string
@@ -35,6 +36,7 @@ func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
 }
 
 func TestParseConfigDefaultsAndEnv(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"VENDOR_KEY": "sk-test"}
 	c, err := parseConfig([]byte(`
 sla_ms: 900
@@ -56,6 +58,7 @@ limits:
 }
 
 func TestDefaultConfigUsesOpenAIKey(t *testing.T) {
+	t.Parallel()
 	if c := defaultConfig(func(string) string { return "" }); len(c.Engine.L1.Vendors) != 0 {
 		t.Fatalf("L1 configured without a key: %+v", c.Engine.L1.Vendors)
 	}
@@ -73,6 +76,7 @@ func TestDefaultConfigUsesOpenAIKey(t *testing.T) {
 // TestConfigSecurityKeys: the keys of docs/security.md reach the session
 // config, and their defaults apply when left out.
 func TestConfigSecurityKeys(t *testing.T) {
+	t.Parallel()
 	c, err := parseConfig([]byte("allowed_hosts: [poise.lan]\nauth:\n  max_ttl_ms: 3600000\ndead_peer_timeout_ms: 300\npre_hello_max: 10\npre_hello_per_address: 2\n"), noEnv)
 	if err != nil {
 		t.Fatal(err)

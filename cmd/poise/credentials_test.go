@@ -20,6 +20,7 @@ import (
 // so a right guess looks like a wrong one); they are logged as a rate,
 // not one line each, and never with the token.
 func TestOpsThrottlesWrongTokens(t *testing.T) {
+	t.Parallel()
 	path, getenv := authConfigFile(t)
 	done := make(chan struct{})
 	var logs []string
@@ -87,6 +88,7 @@ func checkRateLog(t *testing.T, logs []string) {
 // token issue with a message that says why and how to make one; a short
 // ops.token starts with a warning.
 func TestShortSecretRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "poise.yaml")
 	if err := os.WriteFile(path, []byte("auth:\n  secret: x\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -114,6 +116,7 @@ func TestShortSecretRefused(t *testing.T) {
 // and the server refuses a token that lives longer than its bound even
 // when correctly signed.
 func TestTokenIssueMaxTTL(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "poise.yaml")
 	cfg := "auth:\n  secret: " + testAuthSecret + "\n  max_ttl_ms: 3600000\n"
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

@@ -14,6 +14,7 @@ import (
 // gives both nodes, is a valid config once compose has set its variables
 // (OPENAI_API_KEY may stay empty: L1 is then down and L2 answers).
 func TestDeployConfigParses(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../deploy/poise.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestDeployConfigParses(t *testing.T) {
 // TestDashboardMetricsExist: every metric the Grafana dashboard queries is
 // one that Poise declares, so a renamed metric cannot leave a panel empty.
 func TestDashboardMetricsExist(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../deploy/grafana/poise-dashboard.json")
 	if err != nil {
 		t.Fatal(err)

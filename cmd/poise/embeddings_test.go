@@ -12,6 +12,7 @@ import (
 // TestEmbeddingsProbe: the embedding server is probed over the wire as a
 // backend of no level, so its outage never lowers a session's level.
 func TestEmbeddingsProbe(t *testing.T) {
+	t.Parallel()
 	if _, ok := embeddingsProbe(nil); ok {
 		t.Fatal("a probe without an embedding server")
 	}

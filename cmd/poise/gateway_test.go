@@ -31,6 +31,7 @@ func gatewayParams(model string) openai.ChatCompletionNewParams {
 // TestGatewayNotConfigured: without gateway.chains both routes answer 404
 // with an OpenAI error body.
 func TestGatewayNotConfigured(t *testing.T) {
+	t.Parallel()
 	addr := startServer(t, noEnv)
 	client := gatewayClient(addr, "any")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -49,6 +50,7 @@ func TestGatewayNotConfigured(t *testing.T) {
 // simulated endpoints from a config file: the fallback answers when the
 // primary fails, the client key is required, and /metrics counts it.
 func TestGatewayServedByPoise(t *testing.T) {
+	t.Parallel()
 	primary, backup := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond}), vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond})
 	var urls []string
 	for _, sim := range []*vendorsim.Server{primary, backup} {
@@ -111,6 +113,7 @@ func TestGatewayServedByPoise(t *testing.T) {
 }
 
 func TestGatewayConfigErrorsNameKeyAndLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, yaml string
 		want       []string

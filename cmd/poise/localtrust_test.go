@@ -50,6 +50,7 @@ func trustRequest(t *testing.T, method, addr, path, host, body string, header ma
 // off and the vendor sees no request. Same-origin requests, curl-like
 // requests and a name in allowed_hosts still work.
 func TestLocalTrustRefusesRebindingAndCrossSite(t *testing.T) {
+	t.Parallel()
 	sim := vendorsim.New(vendorsim.Options{TokenDelay: time.Millisecond})
 	var upstream atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -61,6 +61,7 @@ func hasSeries(lines []string, series string) bool {
 // is there (with the labels it names), beside the Go and process
 // collectors, and no user-visible error was counted.
 func TestMetricsNames(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, "heartbeat_timeout_ms: 1500\n")
 	addr := startServer(t, noEnv, "-demo", "-config", cfg)
 	c := dialWS(t, addr)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/poise-dev/poise/tiers/redistest"
-
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 )
@@ -91,9 +89,10 @@ func (c *mixClient) send(v any) error {
 // heartbeat and are at L4; the rest at L2), and `poise ops levels -redis`
 // counts them right, as the clients see them.
 func TestOpsLevelsMixed(t *testing.T) {
+	t.Parallel()
 	const sessions = 200
 	const heartbeat = 3 * time.Second // a loaded CI machine (-race) delays pings: keep misses out
-	url := redistest.URL(t, redistest.DBPoise)
+	url := poiseDBURL(t)
 	addr := startServer(t, noEnv, "-demo", "-config", writeConfig(t, fmt.Sprintf(
 		"redis_url: %s\nnode: mixed\nheartbeat_timeout_ms: %d\nhealth: {interval_ms: 300}\n", url, heartbeat.Milliseconds())))
 

@@ -14,6 +14,7 @@ import (
 // sends no Origin (not a browser) get a session. "app.example.com:*"
 // allows any port, the scheme's default (no port in the Origin) included.
 func TestWebSocketOriginThroughServer(t *testing.T) {
+	t.Parallel()
 	addr := startServer(t, noEnv, "-config", writeConfig(t, "allowed_origins: [\"app.example.com:*\", \"*.corp.example\"]\n"))
 	cases := []struct {
 		origin string

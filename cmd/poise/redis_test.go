@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -101,20 +102,17 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// buildCmd builds ./cmd/<name> into the test's temporary directory (with
-// -race when the test runs with it, so the build reuses its packages).
-func buildCmd(t *testing.T, name string) string {
+// poiseDB serializes the tests that use the package's test database
+// (redistest.DBPoise): each empties it and reads its poise:* keys.
+var poiseDB sync.Mutex
+
+// poiseDBURL returns the URL of the package's test database, emptied; the
+// test holds it until it ends.
+func poiseDBURL(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("go", append(args, "../"+name)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
-	}
-	return bin
+	poiseDB.Lock()
+	t.Cleanup(poiseDB.Unlock)
+	return redistest.URL(t, redistest.DBPoise)
 }
 
 // process is a command whose first stdout line names its address.
@@ -329,8 +327,8 @@ type cluster struct {
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	url := redistest.URL(t, redistest.DBPoise)
-	poise, vendorsim := buildCmd(t, "poise"), buildCmd(t, "vendorsim")
+	url := poiseDBURL(t)
+	poise, vendorsim := poiseBinary(t), commandBinary(t, "vendorsim")
 	sim := startProcess(t, "vendorsim", vendorsim, "-addr", "127.0.0.1:0", "-log-level", "warn")
 	c := &cluster{redisURL: url, sim: "http://" + sim.addr}
 	c.a = startProcess(t, "node-a", poise, "serve", "-addr", "127.0.0.1:0", "-config", clusterConfig(t, "node-a", url, c.sim))
@@ -352,6 +350,7 @@ func (c *cluster) simFault(t *testing.T, model string, fault map[string]any) {
 // questions open its circuit (L1 down), and node B's session, which
 // asked nothing, moves to L2 and answers its next question there.
 func TestTwoNodesShareHealth(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	onB := dialWS(t, c.b.addr)
 	wB := onB.hello(nil)
@@ -389,6 +388,7 @@ func TestTwoNodesShareHealth(t *testing.T) {
 // the rest exactly once, byte for byte, then B's live stream with the seqs
 // and question ids continuing.
 func TestResumeOnOtherNodeAfterKill(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	onA := dialWS(t, c.a.addr)
 	w := onA.hello(nil)
@@ -472,6 +472,7 @@ func writeConfig(t *testing.T, cfg string) string {
 // empty the ops view shows the session at its current level again without
 // any new change.
 func TestRedisOutage(t *testing.T) {
+	t.Parallel()
 	r := startOwnRedis(t)
 	cfg := writeConfig(t, fmt.Sprintf("redis_url: %s\nnode: solo\nresume_window_ms: 2000\nhealth: {interval_ms: 200}\n", r.url()))
 	addr := startServer(t, noEnv, "-demo", "-config", cfg)
@@ -525,7 +526,8 @@ func TestRedisOutage(t *testing.T) {
 
 // TestOpsWatchRedis: `poise ops watch -redis` prints each transition.
 func TestOpsWatchRedis(t *testing.T) {
-	url := redistest.URL(t, redistest.DBPoise)
+	t.Parallel()
+	url := poiseDBURL(t)
 	addr := startServer(t, noEnv, "-demo", "-config", writeConfig(t, "redis_url: "+url+"\nnode: watched\nhealth: {interval_ms: 200}\n"))
 	c := dialWS(t, addr)
 	w := c.hello(nil)
@@ -559,6 +561,7 @@ func TestOpsWatchRedis(t *testing.T) {
 // TestRedisOptions: redis_url maps onto go-redis options for one server,
 // Sentinel and Cluster, with fast-fail defaults.
 func TestRedisOptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, url string
 		check     func(*redis.UniversalOptions) bool

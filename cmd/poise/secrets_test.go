@@ -33,6 +33,7 @@ import (
 // failing endpoint. Then neither the logs nor /metrics may hold the resume
 // text, any key, the session token or the resume token.
 func TestSecretsStayOutOfLogsAndMetrics(t *testing.T) {
+	t.Parallel()
 	secret := func(prefix string) string { return prefix + "-" + hex.EncodeToString(randomBytes(t, 16)) }
 	env := map[string]string{
 		"KEY_L1A": secret("sk-l1a"), "KEY_L1B": secret("sk-l1b"), "KEY_L2": secret("sk-local"),

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +18,27 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, then stops what they shared (the built
+// binaries, the one Chromium) and checks that no goroutine was left
+// behind.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	closeShared()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 const waitLimit = 10 * time.Second
 
 // startServer runs `poise serve args...` in-process and returns its
-// address, read from the first log line as a user would.
+// address, read from the first log line as a user would, once the server
+// has said it is ready (it listens before it loads its templates, and
+// requests wait for that meanwhile).
 func startServer(t *testing.T, getenv func(string) string, args ...string) string {
 	t.Helper()
 	lines, drain := serveLogs(t, getenv, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
@@ -37,7 +55,39 @@ func startServer(t *testing.T, getenv func(string) string, args ...string) strin
 	if !strings.Contains(first.Message, first.Addr) {
 		t.Fatalf("first log line %q does not say where it listens", lines.Text())
 	}
+	if err := awaitReady(lines.Scan, lines.Text); err != nil {
+		t.Fatalf("poise on %s: %v (serve's error follows at cleanup)", first.Addr, err)
+	}
 	return first.Addr
+}
+
+// startWait bounds a server's start-up: a -race build loading its
+// templates on a busy 2-core machine takes seconds.
+const startWait = 90 * time.Second
+
+// awaitReady reads log lines with next and text until the "ready" line,
+// for at most startWait. A log that ends first is an error.
+func awaitReady(next func() bool, text func() string) error {
+	found := make(chan bool, 1)
+	go func() {
+		for next() {
+			var l struct{ Message string }
+			if json.Unmarshal([]byte(text()), &l) == nil && l.Message == "ready" {
+				found <- true
+				return
+			}
+		}
+		found <- false
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			return errors.New("the log ended before the ready line")
+		}
+		return nil
+	case <-time.After(startWait):
+		return fmt.Errorf("no ready line within %v", startWait)
+	}
 }
 
 // serveLogs runs `poise serve args...` in-process until the test ends
@@ -73,6 +123,7 @@ func noEnv(string) string { return "" }
 // no config, a WebSocket client gets welcome, then useful content for
 // "Tell me about yourself" within the 1.5 s budget.
 func TestRunWithNoConfig(t *testing.T) {
+	t.Parallel()
 	addr := startServer(t, noEnv)
 	for _, path := range []string{"/healthz", "/readyz", "/coach/scripts.json"} {
 		resp, err := http.Get("http://" + addr + path)
@@ -113,6 +164,7 @@ func TestRunWithNoConfig(t *testing.T) {
 
 // TestShutdownSendsGoingAway: on the first signal clients get 1001.
 func TestShutdownSendsGoingAway(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

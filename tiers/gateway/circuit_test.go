@@ -6,6 +6,7 @@ import (
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/level"
 	"github.com/poise-dev/poise/tiers/upstream"
 )
@@ -31,7 +32,7 @@ func TestGatewayFlappingEndpointCircuit(t *testing.T) {
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "a")
 
 	// The outage: a answers 503 and fails its probes.
-	r.a.sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{Status: http.StatusServiceUnavailable, HealthDown: true})
+	r.a.Sim.SetFault(vendorsim.AnyModel, vendorsim.Fault{Status: http.StatusServiceUnavailable, HealthDown: true})
 	for range circuitOpensAfter {
 		wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
 	}
@@ -52,7 +53,7 @@ func TestGatewayFlappingEndpointCircuit(t *testing.T) {
 
 	// a is back. One passing probe round makes the circuit half-open, not
 	// closed (recover_after is 2) ...
-	r.a.sim.ClearFaults()
+	r.a.Sim.ClearFaults()
 	round(time.Second)
 	if r.health.BackendUp("a") {
 		t.Fatal("the circuit closed after one passing probe; recover_after is 2")
@@ -76,7 +77,7 @@ func TestGatewayOpenCircuitIsTriedLast(t *testing.T) {
 	if r.health.BackendUp("a") {
 		t.Fatal("a is not down")
 	}
-	r.b.sim.SetFault(modelB, vendorsim.Fault{Status: http.StatusServiceUnavailable})
+	r.b.Sim.SetFault(modelB, vendorsim.Fault{Status: http.StatusServiceUnavailable})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "a")
 	// b, the last healthy endpoint, was retried once before a was tried.
 	if b := settled(t, r.b, modelB); b.Requests != 2 {
@@ -87,9 +88,9 @@ func TestGatewayOpenCircuitIsTriedLast(t *testing.T) {
 func TestGatewayEndpointsAreProbed(t *testing.T) {
 	r := newGatewayRig(t, nil)
 	r.health.CheckNow(t.Context())
-	for _, h := range []simHost{r.a, r.b, r.c} {
-		if c := h.sim.Counters(""); c.Probes != 1 {
-			t.Fatalf("host %s probed %d times, want 1", h.url, c.Probes)
+	for _, h := range []simtest.Host{r.a, r.b, r.c} {
+		if c := h.Sim.Counters(""); c.Probes != 1 {
+			t.Fatalf("host %s probed %d times, want 1", h.URL, c.Probes)
 		}
 	}
 	// Gateway endpoints are backends of no level: they never make a level

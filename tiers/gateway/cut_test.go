@@ -20,8 +20,8 @@ func cutRig(t *testing.T, adjust func(r *gwRig)) *gwRig {
 	t.Helper()
 	r := newGatewayRig(t, func(r *gwRig) {
 		twoEndpoints(r)
-		r.a.sim.SetReply(modelA, sixtyWords)
-		r.b.sim.SetReply(modelB, sixtyWords)
+		r.a.Sim.SetReply(modelA, sixtyWords)
+		r.b.Sim.SetReply(modelB, sixtyWords)
 		if adjust != nil {
 			adjust(r)
 		}
@@ -29,7 +29,7 @@ func cutRig(t *testing.T, adjust func(r *gwRig)) *gwRig {
 	if n := len(strings.Fields(sixtyWords)); n != 60 {
 		t.Fatalf("the reply has %d words", n)
 	}
-	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 40})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{CutAfter: 40})
 	return r
 }
 
@@ -41,7 +41,7 @@ func TestGatewayCutAfter40Of60(t *testing.T) {
 		{"fallback accepts a prefill", func(r *gwRig) { r.cfg.Chains[gwModel][1].Prefill = true }},
 		{"fallback declares prefill but rejects it with 400", func(r *gwRig) {
 			r.cfg.Chains[gwModel][1].Prefill = true
-			r.b.sim.SetFault(modelB, vendorsim.Fault{RejectPrefill: true})
+			r.b.Sim.SetFault(modelB, vendorsim.Fault{RejectPrefill: true})
 		}},
 		{"fallback without prefill regenerates the same text", nil},
 	} {
@@ -68,7 +68,7 @@ func TestGatewayCutAfter40Of60(t *testing.T) {
 }
 
 func TestGatewayCutAfter40Of60DivergingFallback(t *testing.T) {
-	r := cutRig(t, func(r *gwRig) { r.b.sim.SetReply(modelB, replyB) })
+	r := cutRig(t, func(r *gwRig) { r.b.Sim.SetReply(modelB, replyB) })
 	s := r.stream(t, chatParams(gwModel))
 	se := streamError(t, s.err) // an in-band error, so no [DONE] came
 	if !strings.Contains(string(se.Event.Data), `"stream_cut"`) {
@@ -84,7 +84,7 @@ func TestGatewayCutAfter40Of60DivergingFallback(t *testing.T) {
 // complete answer is skipped and counted; the answer is whole.
 func TestGatewayOneMalformedEventArrivesWhole(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{GarbageAfter: 10})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{GarbageAfter: 10})
 	s := r.stream(t, chatParams(gwModel))
 	wantAnswer(t, s, replyText, "a")
 	if got := r.metric(t, "poise_upstream_bad_events_total", map[string]string{"backend": "a"}); got != 1 {
@@ -106,10 +106,10 @@ func TestGatewayWildcardChainHasPerModelCircuits(t *testing.T) {
 		r.cfg.Chains[AnyModelChain] = []Endpoint{r.entry("wall-{model}", r.a, "{model}"), r.entry("b", r.b, "{model}")}
 	})
 	for _, m := range []string{"good", "bad"} {
-		r.a.sim.SetReply(m, replyText)
-		r.b.sim.SetReply(m, replyB)
+		r.a.Sim.SetReply(m, replyText)
+		r.b.Sim.SetReply(m, replyB)
 	}
-	r.a.sim.SetFault("bad", vendorsim.Fault{Status: 500})
+	r.a.Sim.SetFault("bad", vendorsim.Fault{Status: 500})
 	for range circuitOpensAfter {
 		wantAnswer(t, r.stream(t, chatParams("bad")), replyB, "b")
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,55 +13,9 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/poise-dev/poise/tiers/upstream"
+	"github.com/poise-dev/poise/tiers/upstream/upstreamtest"
 	"github.com/rs/zerolog"
 )
-
-// fuzzStatuses are the upstream statuses a fuzz input picks from; the
-// first is a streaming answer, the others are error responses.
-var fuzzStatuses = []int{200, 400, 401, 402, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504}
-
-// fuzzUpstream is an http.RoundTripper that answers every request with one
-// fuzz response: body as a text/event-stream (status 200) or as an error
-// response's JSON. With hang the body, once read, blocks until the request
-// is cancelled, as a server that stops sending; else it ends.
-type fuzzUpstream struct {
-	status int
-	body   []byte
-	hang   bool
-}
-
-func (u fuzzUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	h := http.Header{"Content-Type": {"text/event-stream"}}
-	if u.status != http.StatusOK {
-		h.Set("Content-Type", "application/json")
-	}
-	var body io.ReadCloser = io.NopCloser(bytes.NewReader(u.body))
-	if u.hang {
-		body = &hangingBody{r: bytes.NewReader(u.body), ctx: r.Context()}
-	}
-	return &http.Response{StatusCode: u.status, Status: http.StatusText(u.status), Header: h, Body: body,
-		Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
-}
-
-// hangingBody returns its bytes, then blocks until ctx ends.
-type hangingBody struct {
-	r   *bytes.Reader
-	ctx context.Context
-}
-
-func (b *hangingBody) Read(p []byte) (int, error) {
-	if b.r.Len() > 0 {
-		return b.r.Read(p)
-	}
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
-}
-
-func (b *hangingBody) Close() error { return nil }
 
 // sseSeeds are upstream bodies: a complete answer, its variants and its
 // failures.
@@ -111,14 +64,14 @@ func FuzzGatewayRelay(f *testing.F) {
 	f.Add(byte(0), []byte(sseSeeds()[2]), true, true)
 	f.Add(byte(11), []byte(`{"error":{"message":"boom","type":"server_error"}}`), false, true)
 	f.Fuzz(func(t *testing.T, status byte, body []byte, hang, stream bool) {
-		up := fuzzUpstream{status: fuzzStatuses[int(status)%len(fuzzStatuses)], body: body, hang: hang}
+		up := upstreamtest.Fuzz{Status: upstreamtest.FuzzStatuses[int(status)%len(upstreamtest.FuzzStatuses)], Body: body, Hang: hang}
 		synctest.Test(t, func(t *testing.T) {
 			checkGatewayRelay(t, up, stream)
 		})
 	})
 }
 
-func checkGatewayRelay(t *testing.T, up fuzzUpstream, stream bool) {
+func checkGatewayRelay(t *testing.T, up upstreamtest.Fuzz, stream bool) {
 	cfg := Config{Chains: map[string][]Endpoint{"chat": {{Endpoint: upstream.Endpoint{
 		Name: "up", BaseURL: "http://vendor.invalid/v1", APIKey: "sk-up", Model: "m"}}}}}
 	gw, err := New(cfg, nil, zerolog.Nop(), nil)
@@ -189,7 +142,7 @@ func checkCompletion(t *testing.T, body []byte) {
 }
 
 // checkRelayedStream reads the client's event stream.
-func checkRelayedStream(t *testing.T, w *httptest.ResponseRecorder, up fuzzUpstream) {
+func checkRelayedStream(t *testing.T, w *httptest.ResponseRecorder, up upstreamtest.Fuzz) {
 	t.Helper()
 	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("200 stream with Content-Type %q", ct)

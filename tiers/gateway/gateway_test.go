@@ -98,7 +98,7 @@ func TestGatewayAnyChainSubstitutesModel(t *testing.T) {
 	r := newGatewayRig(t, func(r *gwRig) {
 		r.cfg.Chains[AnyModelChain] = []Endpoint{r.entry("c", r.c, "{model}")}
 	})
-	r.c.sim.SetReply("gpt-something", replyText)
+	r.c.Sim.SetReply("gpt-something", replyText)
 	s := r.stream(t, chatParams("gpt-something"))
 	wantAnswer(t, s, replyText, "c")
 	if got := settled(t, r.c, "gpt-something"); got.Completed != 1 {
@@ -122,7 +122,7 @@ func TestGatewayAuth(t *testing.T) {
 	if ae := apiError(t, err); ae.StatusCode != http.StatusUnauthorized || ae.Code != "invalid_api_key" {
 		t.Fatalf("wrong key: status %d code %q", ae.StatusCode, ae.Code)
 	}
-	if c := r.a.sim.Counters(modelA); c.Requests != 0 {
+	if c := r.a.Sim.Counters(modelA); c.Requests != 0 {
 		t.Fatalf("an unauthorized request reached an endpoint: %+v", c)
 	}
 
@@ -170,7 +170,7 @@ func TestGatewayRequestFallbacks(t *testing.T) {
 			"second": {r.entry("b", r.b, modelB)},
 		}
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
 	s := r.stream(t, chatParams("first"), option.WithJSONSet("fallbacks", []string{"second"}))
 	wantAnswer(t, s, replyB, "b")
 
@@ -188,7 +188,7 @@ func TestGatewayConfigFallbacks(t *testing.T) {
 		}
 		r.cfg.Fallbacks = map[string][]string{"first": {"second"}}
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
 	wantAnswer(t, r.stream(t, chatParams("first")), replyB, "b")
 }
 
@@ -227,7 +227,7 @@ func TestGatewayServerIgnoringN(t *testing.T) {
 	p := chatParams(gwModel)
 	p.N = openai.Int(2)
 	wantAnswer(t, r.stream(t, p), replyText, "a")
-	if b := r.b.sim.Counters(modelB); b.Requests != 0 {
+	if b := r.b.Sim.Counters(modelB); b.Requests != 0 {
 		t.Fatalf("b saw %+v", b)
 	}
 }
@@ -237,7 +237,7 @@ func TestGatewayServerIgnoringN(t *testing.T) {
 // attempt is counted under its class, never as a completion.
 func TestGatewayFailedAttemptsAreNotBilled(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusServiceUnavailable})
 	s := r.stream(t, chatParams(gwModel))
 	wantAnswer(t, s, replyB, "b")
 	if last := s.models[len(s.models)-1]; last != modelB || s.header.Get(headerEndpoint) != "b" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/tiers/upstream"
+	"github.com/poise-dev/poise/tiers/upstream/upstreamtest"
 	"github.com/rs/zerolog"
 )
 
@@ -201,7 +202,7 @@ func FuzzGatewayErrorObjectHasNoKey(f *testing.F) {
 		synctest.Test(t, func(t *testing.T) {
 			cfg := Config{Chains: map[string][]Endpoint{"chat": {{Endpoint: upstream.Endpoint{
 				Name: "up", BaseURL: "http://vendor.invalid/v1", APIKey: hostileKey, Model: "m"}}}}}
-			gw, err := New(cfg, nil, zerolog.Nop(), nil, WithHTTPClient(&http.Client{Transport: fuzzUpstream{status: status, body: body}}))
+			gw, err := New(cfg, nil, zerolog.Nop(), nil, WithHTTPClient(&http.Client{Transport: upstreamtest.Fuzz{Status: status, Body: body}}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -49,21 +49,21 @@ func TestOCRFallback(t *testing.T) {
 		})
 		reader := &textReader{}
 		r.gw.UseOCR(reader)
-		r.a.sim.SetFault(modelA, vendorsim.Fault{Status: 503})
+		r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: 503})
 		var resp *http.Response
 		c, err := r.client.Chat.Completions.New(context.Background(), params, option.WithResponseInto(&resp))
 		if err != nil || len(c.Choices) == 0 || c.Choices[0].Message.Content != replyB {
 			t.Fatalf("ocr_fallback %v: %v, %+v; want b's answer", fallback, err, c)
 		}
 		got := resp.Header.Get(HeaderOCR)
-		bImages := r.b.sim.Counters(modelB).Images
+		bImages := r.b.Sim.Counters(modelB).Images
 		if fallback && (got != "1" || bImages != 0 || reader.calls != 1) {
 			t.Fatalf("ocr_fallback: header %q, b got %d images, %d reads; want 1, 0, 1", got, bImages, reader.calls)
 		}
 		if !fallback && (got != "" || bImages != 1 || reader.calls != 0) {
 			t.Fatalf("no ocr_fallback: header %q, b got %d images, %d reads; want none, 1, 0", got, bImages, reader.calls)
 		}
-		if n := r.a.sim.Counters(modelA).Images; n != 1 {
+		if n := r.a.Sim.Counters(modelA).Images; n != 1 {
 			t.Fatalf("the vision endpoint got %d images, want 1", n)
 		}
 	}

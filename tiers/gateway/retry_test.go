@@ -24,7 +24,7 @@ func oneEndpoint(r *gwRig) {
 // short Retry-After is waited out and the same endpoint asked again.
 func TestGateway429RetryAfterIsHonoured(t *testing.T) {
 	r := newGatewayRig(t, oneEndpoint)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "0.05", FailNext: 1})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "0.05", FailNext: 1})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "a")
 	if w := r.waits.all(); len(w) != 1 || w[0] != 50*time.Millisecond {
 		t.Fatalf("waits %v, want the Retry-After of 50ms before the retry", w)
@@ -38,7 +38,7 @@ func TestGateway429RetryAfterIsHonoured(t *testing.T) {
 // endpoint left, even a short Retry-After is not waited out.
 func TestGateway429FailsOverAtOnceWhenAnotherIsHealthy(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "0.05", FailNext: 1})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "0.05", FailNext: 1})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
 	if w := r.waits.all(); len(w) != 0 {
 		t.Fatalf("waited %v with a healthy fallback", w)
@@ -50,7 +50,7 @@ func TestGateway429FailsOverAtOnceWhenAnotherIsHealthy(t *testing.T) {
 
 func TestGateway429LongRetryAfterFailsOverAndCoolsDown(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "30"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "30"})
 	for range 3 {
 		wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
 	}
@@ -66,7 +66,7 @@ func TestGateway429LongRetryAfterFailsOverAndCoolsDown(t *testing.T) {
 
 func TestGateway429PassedOnWhenNoFallback(t *testing.T) {
 	r := newGatewayRig(t, func(r *gwRig) { r.cfg.Chains[gwModel] = r.cfg.Chains[gwModel][:1] })
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "30"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests, RetryAfter: "30"})
 	for i := range 2 {
 		_, h, err := r.complete(t, chatParams(gwModel))
 		ae := apiError(t, err)
@@ -89,7 +89,7 @@ func TestGateway429WithoutRetryAfterBacksOffThenFailsOver(t *testing.T) {
 		r.cfg.BackoffMS = int(base / time.Millisecond)
 		r.cfg.MaxAttempts = 3 // the older spelling of retries: 2
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusTooManyRequests})
 	_, _, err := r.complete(t, chatParams(gwModel))
 	if ae := apiError(t, err); ae.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("status %d, want the 429", ae.StatusCode)
@@ -125,7 +125,7 @@ func TestGatewayBackoffIsJittered(t *testing.T) {
 
 func TestGateway500OnceIsRetriedOnce(t *testing.T) {
 	r := newGatewayRig(t, oneEndpoint)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusInternalServerError, FailNext: 1})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusInternalServerError, FailNext: 1})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "a")
 	if a := settled(t, r.a, modelA); a.Requests != 2 {
 		t.Fatalf("a saw %d requests", a.Requests)
@@ -143,7 +143,7 @@ func TestGatewayAttemptsPerEndpointAreBounded(t *testing.T) {
 	}{{"default", nil, 2}, {"retries 0", new(0), 1}, {"retries 3", new(3), 4}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newGatewayRig(t, func(r *gwRig) { oneEndpoint(r); r.cfg.Retries = tc.retries })
-			r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusInternalServerError})
+			r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusInternalServerError})
 			_, _, err := r.complete(t, chatParams(gwModel))
 			if ae := apiError(t, err); ae.StatusCode != http.StatusBadGateway {
 				t.Fatalf("status %d", ae.StatusCode)
@@ -169,7 +169,7 @@ func TestGatewayFailsOverAtOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newGatewayRig(t, twoEndpoints)
-			r.a.sim.SetFault(modelA, tc.fault)
+			r.a.Sim.SetFault(modelA, tc.fault)
 			for range 2 {
 				wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
 			}
@@ -207,10 +207,10 @@ func TestGatewayNoResponseTimesOutThenFailsOverAtOnce(t *testing.T) {
 		twoEndpoints(r)
 		r.cfg.Chains[gwModel][0].TimeoutMS = 100
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{NoAnswer: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{NoAnswer: true})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
 	// The silent endpoint was asked once, and its request was cancelled.
-	a := r.a.waitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.InFlight == 0 })
+	a := r.a.WaitCounters(t, modelA, func(c vendorsim.Counters) bool { return c.InFlight == 0 })
 	if a.Requests != 1 || a.Cancelled != 1 {
 		t.Fatalf("a saw %+v, want one request, cancelled", a)
 	}
@@ -225,7 +225,7 @@ func TestGatewaySlowFirstTokenFailsOver(t *testing.T) {
 		r.cfg.Chains[gwModel][0].TimeoutMS = 10000
 		r.cfg.Chains[gwModel][0].FirstTokenTimeoutMS = 100
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{FirstContentDelayMS: 5000})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{FirstContentDelayMS: 5000})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyB, "b")
 	if a := settled(t, r.a, modelA); a.Requests != 1 || a.Cancelled != 1 {
 		t.Fatalf("a saw %+v, want one request, cancelled", a)
@@ -239,7 +239,7 @@ func TestGatewayContextLengthUsesLargerModel(t *testing.T) {
 	r := newGatewayRig(t, func(r *gwRig) {
 		r.cfg.Chains[gwModel][0].LargerModel = modelALong
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded"})
 	s := r.stream(t, chatParams(gwModel))
 	wantAnswer(t, s, replyText, "a")
 	if s.models[len(s.models)-1] != modelALong {
@@ -255,16 +255,16 @@ func TestGatewayContextLengthNeverSameModelAgain(t *testing.T) {
 		// b serves the same model as a: after a's context_length it is
 		// skipped, and c answers.
 		r.cfg.Chains[gwModel][1].Model = modelA
-		r.b.sim.SetReply(modelA, replyB)
+		r.b.Sim.SetReply(modelA, replyB)
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded"})
 	wantAnswer(t, r.stream(t, chatParams(gwModel)), replyText, "c")
-	if b := r.b.sim.Counters(modelA); b.Requests != 0 {
+	if b := r.b.Sim.Counters(modelA); b.Requests != 0 {
 		t.Fatalf("the model that was too small was asked again on b: %+v", b)
 	}
 
 	t.Run("nothing larger: the provider's error", func(t *testing.T) {
-		r.c.sim.SetFault(modelC, vendorsim.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded"})
+		r.c.Sim.SetFault(modelC, vendorsim.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded"})
 		_, _, err := r.complete(t, chatParams(gwModel))
 		if ae := apiError(t, err); ae.StatusCode != http.StatusBadRequest || ae.Code != "context_length_exceeded" {
 			t.Fatalf("status %d code %q", ae.StatusCode, ae.Code)
@@ -274,7 +274,7 @@ func TestGatewayContextLengthNeverSameModelAgain(t *testing.T) {
 
 func TestGatewayContentFilterIsPassedOnNotRetried(t *testing.T) {
 	r := newGatewayRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusBadRequest, Code: "content_filter"})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{Status: http.StatusBadRequest, Code: "content_filter"})
 	for _, stream := range []bool{false, true} {
 		var err error
 		if stream {
@@ -296,7 +296,7 @@ func TestGatewayContentFilterIsPassedOnNotRetried(t *testing.T) {
 			t.Fatalf("stream %v: error body %s lacks innererror", stream, ae.RawJSON())
 		}
 	}
-	if a, b := settled(t, r.a, modelA), r.b.sim.Counters(modelB); a.Requests != 2 || b.Requests != 0 {
+	if a, b := settled(t, r.a, modelA), r.b.Sim.Counters(modelB); a.Requests != 2 || b.Requests != 0 {
 		t.Fatalf("a saw %d requests for 2, b %d: want no retry and no fail-over", a.Requests, b.Requests)
 	}
 	if got := r.metric(t, "poise_gateway_responses_total", map[string]string{"outcome": outcomeRefused}); got != 2 {
@@ -306,12 +306,12 @@ func TestGatewayContentFilterIsPassedOnNotRetried(t *testing.T) {
 
 func TestGatewayFilterFinishIsPassedOn(t *testing.T) {
 	r := newGatewayRig(t, nil)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{FilterFinish: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{FilterFinish: true})
 	s := r.stream(t, chatParams(gwModel))
 	if s.err != nil || s.finish != "content_filter" || s.text == "" {
 		t.Fatalf("err %v, finish %q, text %q", s.err, s.finish, s.text)
 	}
-	if b := r.b.sim.Counters(modelB); b.Requests != 0 {
+	if b := r.b.Sim.Counters(modelB); b.Requests != 0 {
 		t.Fatalf("failed over after a content filter: %+v", b)
 	}
 	c, _, err := r.complete(t, chatParams(gwModel))

@@ -15,7 +15,9 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/health"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -54,14 +56,14 @@ func (w *waitLog) all() []time.Duration {
 // real HTTP server, with a real health center (on a fake clock, so probe
 // rounds move only when told), real metrics, and a real openai-go client.
 type gwRig struct {
-	a, b, c simHost
+	a, b, c simtest.Host
 	cfg     Config
 	health  *health.Center
 	gw      *Handler
 	srv     *httptest.Server
 	client  openai.Client
 	reg     *prometheus.Registry
-	clock   *fakeClock
+	clock   *healthtest.Clock
 	waits   *waitLog
 	logs    *syncBuffer
 }
@@ -72,11 +74,11 @@ type gwRig struct {
 func newGatewayRig(t *testing.T, adjust func(r *gwRig)) *gwRig {
 	t.Helper()
 	r := &gwRig{a: newSimHost(t), b: newSimHost(t), c: newSimHost(t), reg: prometheus.NewPedanticRegistry(),
-		clock: newFakeClock(), waits: &waitLog{}, logs: &syncBuffer{}}
-	r.a.sim.SetReply(modelA, replyText)
-	r.a.sim.SetReply(modelALong, replyText)
-	r.b.sim.SetReply(modelB, replyB)
-	r.c.sim.SetReply(modelC, replyText)
+		clock: healthtest.NewClock(), waits: &waitLog{}, logs: &syncBuffer{}}
+	r.a.Sim.SetReply(modelA, replyText)
+	r.a.Sim.SetReply(modelALong, replyText)
+	r.b.Sim.SetReply(modelB, replyB)
+	r.c.Sim.SetReply(modelC, replyText)
 	r.cfg = Config{
 		Keys:                []string{clientKey},
 		TimeoutMS:           2000,
@@ -111,8 +113,8 @@ func newGatewayRig(t *testing.T, adjust func(r *gwRig)) *gwRig {
 }
 
 // entry is a chain entry for host h.
-func (r *gwRig) entry(name string, h simHost, model string) Endpoint {
-	return Endpoint{Endpoint: upstream.Endpoint{Name: name, BaseURL: h.url, APIKey: "sk-" + name, Model: model}}
+func (r *gwRig) entry(name string, h simtest.Host, model string) Endpoint {
+	return Endpoint{Endpoint: upstream.Endpoint{Name: name, BaseURL: h.URL, APIKey: "sk-" + name, Model: model}}
 }
 
 // newGatewayClient is the real openai-go client, without retries.
@@ -212,9 +214,9 @@ func (r *gwRig) metric(t *testing.T, name string, labels map[string]string) floa
 
 // settled waits until host h has no request of model in flight, and
 // returns its counters.
-func settled(t *testing.T, h simHost, model string) vendorsim.Counters {
+func settled(t *testing.T, h simtest.Host, model string) vendorsim.Counters {
 	t.Helper()
-	return h.waitCounters(t, model, func(c vendorsim.Counters) bool { return c.InFlight == 0 })
+	return h.WaitCounters(t, model, func(c vendorsim.Counters) bool { return c.InFlight == 0 })
 }
 
 // apiError unwraps the client's *openai.Error, failing if err is not one.

@@ -2,14 +2,13 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
+	"github.com/poise-dev/poise/cmd/vendorsim/sim/simtest"
 	"github.com/poise-dev/poise/tiers/health"
 	"github.com/poise-dev/poise/tiers/level"
 )
@@ -30,33 +29,10 @@ const replyText = "Situation: our checkout service kept timing out during a sale
 	"Task: I owned the fix. Action: I profiled the database calls, added a cache " +
 	"and rolled it out behind a flag. Result: p99 latency fell by sixty percent."
 
-// simHost is one simulated vendor behind a real HTTP server.
-type simHost struct {
-	sim *vendorsim.Server
-	url string // base URL, ending in /v1
-}
-
-func newSimHost(t *testing.T) simHost {
+// newSimHost serves a simulated vendor until the test ends.
+func newSimHost(t *testing.T) simtest.Host {
 	t.Helper()
-	sim := vendorsim.New(vendorsim.Options{TokenDelay: 2 * time.Millisecond})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(func() {
-		sim.Close() // release held requests so that srv.Close does not wait for them
-		srv.Close()
-	})
-	return simHost{sim: sim, url: srv.URL + "/v1"}
-}
-
-// waitCounters waits until cond holds for model's counters on h.
-func (h simHost) waitCounters(t *testing.T, model string, cond func(vendorsim.Counters) bool) vendorsim.Counters {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-	defer cancel()
-	c, err := h.sim.WaitFor(ctx, model, cond)
-	if err != nil {
-		t.Fatalf("counters of %q never matched: last %+v", model, c)
-	}
-	return c
+	return simtest.Start(t, vendorsim.Options{TokenDelay: 2 * time.Millisecond})
 }
 
 // endpointProbes probes every endpoint of cfg, as cmd/poise does.
@@ -71,26 +47,6 @@ func endpointProbes(t testing.TB, cfg Config) []health.Probe {
 		out = append(out, health.ListProbe(e.Name, level.None, e.BaseURL, e.APIKey, http.DefaultClient))
 	}
 	return out
-}
-
-// fakeClock is an injected clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // syncBuffer is a log sink safe for concurrent writes.

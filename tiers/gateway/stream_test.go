@@ -14,7 +14,7 @@ import (
 // a continuation can be checked word for word.
 func prefillB(r *gwRig) {
 	r.cfg.Chains[gwModel][1].Prefill = true
-	r.b.sim.SetReply(modelB, replyText)
+	r.b.Sim.SetReply(modelB, replyText)
 }
 
 func TestGatewayCutStreamContinuesOnPrefillFallback(t *testing.T) {
@@ -33,7 +33,7 @@ func TestGatewayCutStreamContinuesOnPrefillFallback(t *testing.T) {
 				prefillB(r)
 				r.cfg.Chains[gwModel][0].StallMS = 100
 			})
-			r.a.sim.SetFault(modelA, tc.fault)
+			r.a.Sim.SetFault(modelA, tc.fault)
 			s := r.stream(t, chatParams(gwModel))
 			// The whole answer, once: a's part, then b's continuation.
 			wantAnswer(t, s, replyText, "b")
@@ -64,7 +64,7 @@ func TestGatewayCutStreamContinuesOnPrefillFallback(t *testing.T) {
 // error naming the cut, and no [DONE].
 func TestGatewayCutStreamDivergingFallbackEndsWithErrorEvent(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 5})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{CutAfter: 5})
 	s := r.stream(t, chatParams(gwModel))
 	se := streamError(t, s.err)
 	if data := string(se.Event.Data); !strings.Contains(data, `"stream_cut"`) || !strings.Contains(data, "cut (a:") {
@@ -85,7 +85,7 @@ func TestGatewayCutStreamDivergingFallbackEndsWithErrorEvent(t *testing.T) {
 
 func TestGatewayCutBeforeAnythingSentRestartsCleanly(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{CutAfter: 5})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{CutAfter: 5})
 	c, h, err := r.complete(t, chatParams(gwModel))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestGatewayCutNonStreamingContinuesOnPrefill(t *testing.T) {
 		prefillB(r)
 		r.cfg.Chains[gwModel][0].StallMS = 100
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{StallAfter: 4})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{StallAfter: 4})
 	c, _, err := r.complete(t, chatParams(gwModel))
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestGatewayCutNonStreamingContinuesOnPrefill(t *testing.T) {
 
 func TestGatewayMalformedFirstChunkRestartsCleanly(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{MalformedAt: 1, FailNext: 1})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{MalformedAt: 1, FailNext: 1})
 	s := r.stream(t, chatParams(gwModel))
 	wantAnswer(t, s, replyB, "b")
 	if s.header.Get(headerEndpoint) != "b" {
@@ -130,13 +130,13 @@ func TestGatewayMalformedFirstChunkRestartsCleanly(t *testing.T) {
 // completes it without repeating a word.
 func TestGatewayMalformedAnswerChunkIsACut(t *testing.T) {
 	r := newGatewayRig(t, twoEndpoints)
-	r.a.sim.SetFault(modelA, vendorsim.Fault{MalformedAt: 4, FailNext: 1})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{MalformedAt: 4, FailNext: 1})
 	s := r.stream(t, chatParams(gwModel))
 	wantAnswer(t, s, replyText, "a")
 	if got := r.metric(t, "poise_upstream_bad_events_total", map[string]string{"backend": "a"}); got != 1 {
 		t.Fatalf("bad_events{a} = %v", got)
 	}
-	if b := r.b.sim.Counters(modelB); b.Requests != 0 {
+	if b := r.b.Sim.Counters(modelB); b.Requests != 0 {
 		t.Fatalf("b saw %+v", b)
 	}
 }
@@ -146,7 +146,7 @@ func TestGatewayStreamWithoutDoneIsFinalisedPromptly(t *testing.T) {
 		twoEndpoints(r)
 		r.cfg.Chains[gwModel][0].StallMS = 60000 // a stall cannot be what ends it
 	})
-	r.a.sim.SetFault(modelA, vendorsim.Fault{NoDone: true})
+	r.a.Sim.SetFault(modelA, vendorsim.Fault{NoDone: true})
 	// Bounded well below the stall timeout: a gateway waiting for [DONE]
 	// would fail here rather than pass late.
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -156,7 +156,7 @@ func TestGatewayStreamWithoutDoneIsFinalisedPromptly(t *testing.T) {
 	if s.usage == nil {
 		t.Fatal("no usage")
 	}
-	if b := r.b.sim.Counters(modelB); b.Requests != 0 {
+	if b := r.b.Sim.Counters(modelB); b.Requests != 0 {
 		t.Fatalf("b saw %+v", b)
 	}
 }

@@ -41,7 +41,6 @@ const (
 var (
 	idPattern          = regexp.MustCompile(`^([a-z]+)-[0-9a-z-]+$`)
 	placeholderPattern = regexp.MustCompile(`\[[^\[\]\n]+\]`)
-	shingleWordPattern = regexp.MustCompile(`[\p{L}\p{N}_]+`)
 )
 
 // validate checks every question of b and then the bank as a whole, and
@@ -255,7 +254,14 @@ func countEN(s string) int {
 // normalizeQuestion reduces a wording to lower-case letters and digits, to
 // compare wordings for duplicates.
 func normalizeQuestion(s string) string {
-	return strings.Join(shingleWordPattern.FindAllString(strings.ToLower(s), -1), " ")
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), notWordRune), " ")
+}
+
+// notWordRune is true for what separates words: anything but a letter, a
+// number or '_'. (A hand-written scan, not a regexp: start-up normalizes
+// every wording and answer of the bank.)
+func notWordRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '_'
 }
 
 // duplicateQuestions reports wordings (canonical or paraphrase) that two

@@ -1,9 +1,7 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,54 +9,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/poise-dev/poise/tiers/upstream/upstreamtest"
 )
-
-// fuzzStatuses are the upstream statuses a fuzz input picks from; the
-// first is a streaming answer, the others are error responses.
-var fuzzStatuses = []int{200, 400, 401, 402, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504}
-
-// fuzzUpstream is an http.RoundTripper that answers every request with one
-// fuzz response: body as a text/event-stream (status 200) or as an error
-// response's JSON. With hang the body, once read, blocks until the request
-// is cancelled, as a server that stops sending; else it ends.
-type fuzzUpstream struct {
-	status int
-	body   []byte
-	hang   bool
-}
-
-func (u fuzzUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_ = r.Body.Close()
-	}
-	h := http.Header{"Content-Type": {"text/event-stream"}}
-	if u.status != http.StatusOK {
-		h.Set("Content-Type", "application/json")
-	}
-	var body io.ReadCloser = io.NopCloser(bytes.NewReader(u.body))
-	if u.hang {
-		body = &hangingBody{r: bytes.NewReader(u.body), ctx: r.Context()}
-	}
-	return &http.Response{StatusCode: u.status, Status: http.StatusText(u.status), Header: h, Body: body,
-		Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
-}
-
-// hangingBody returns its bytes, then blocks until ctx ends.
-type hangingBody struct {
-	r   *bytes.Reader
-	ctx context.Context
-}
-
-func (b *hangingBody) Read(p []byte) (int, error) {
-	if b.r.Len() > 0 {
-		return b.r.Read(p)
-	}
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
-}
-
-func (b *hangingBody) Close() error { return nil }
 
 // A fuzz body is short: each control byte of the w* words stands for one
 // piece of an OpenAI event stream (sseWords), every other byte is itself.
@@ -166,7 +118,7 @@ func FuzzSourceStream(f *testing.F) {
 	f.Add(byte(10), []byte(wRateBody), false, false)
 	f.Add(byte(11), []byte(wError+"boom"+wErrEnd), false, false)
 	f.Fuzz(func(t *testing.T, status byte, body []byte, hang, continuation bool) {
-		up := fuzzUpstream{status: fuzzStatuses[int(status)%len(fuzzStatuses)], body: expandBody(body), hang: hang}
+		up := upstreamtest.Fuzz{Status: upstreamtest.FuzzStatuses[int(status)%len(upstreamtest.FuzzStatuses)], Body: expandBody(body), Hang: hang}
 		synctest.Test(t, func(t *testing.T) {
 			checkSourceStream(t, up, continuation)
 		})
@@ -178,7 +130,7 @@ const (
 	fuzzDeadline   = time.Minute // the caller's deadline, far beyond every watchdog
 )
 
-func checkSourceStream(t *testing.T, up fuzzUpstream, continuation bool) {
+func checkSourceStream(t *testing.T, up upstreamtest.Fuzz, continuation bool) {
 	c := New(Endpoint{Name: "fuzz", BaseURL: "http://vendor.invalid/v1", APIKey: "sk-fuzz", Model: "m"},
 		&http.Client{Transport: up})
 	call := Call{Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Why this job?")},
@@ -196,7 +148,7 @@ func checkSourceStream(t *testing.T, up fuzzUpstream, continuation bool) {
 	switch {
 	case ctx.Err() != nil:
 		t.Fatalf("the caller's deadline ended the stream (%v): %+v", took, res)
-	case !up.hang && took != 0:
+	case !up.Hang && took != 0:
 		t.Fatalf("a body that ended took %v to end the stream: %+v", took, res)
 	case took > fuzzFirstToken+c.stall:
 		t.Fatalf("a stalled body took %v to end the stream: %+v", took, res)
@@ -207,8 +159,8 @@ func checkSourceStream(t *testing.T, up fuzzUpstream, continuation bool) {
 		if res.Finish == "" || res.Finish == FinishFilter || (!continuation && text == "") {
 			t.Fatalf("success without an answer: finish %q, text %q", res.Finish, text)
 		}
-		if up.status != http.StatusOK {
-			t.Fatalf("status %d taken for an answer %q", up.status, text)
+		if up.Status != http.StatusOK {
+			t.Fatalf("status %d taken for an answer %q", up.Status, text)
 		}
 		return
 	}
@@ -219,17 +171,17 @@ func checkSourceStream(t *testing.T, up fuzzUpstream, continuation bool) {
 var knownClasses = map[Class]bool{ClassRateLimited: true, ClassServer: true, ClassTimeout: true, ClassContextLength: true,
 	ClassUnavailable: true, ClassCut: true, ClassRefused: true, ClassBadRequest: true, ClassCanceled: true}
 
-func checkClassified(t *testing.T, e *Error, up fuzzUpstream) {
+func checkClassified(t *testing.T, e *Error, up upstreamtest.Fuzz) {
 	t.Helper()
 	switch {
 	case !knownClasses[e.Class]:
 		t.Fatalf("error of unknown class %q: %v", e.Class, e)
 	case e.Class == ClassCanceled:
 		t.Fatalf("canceled, though nobody cancelled: %v", e)
-	case up.status != http.StatusOK && e.Status != up.status &&
-		!(up.hang && e.Class == ClassTimeout): // an error body that stalls ends at the first-token timeout
-		t.Fatalf("status %d classified as %v (status %d)", up.status, e.Class, e.Status)
-	case up.status == http.StatusOK && !up.hang && e.Class == ClassTimeout:
+	case up.Status != http.StatusOK && e.Status != up.Status &&
+		!(up.Hang && e.Class == ClassTimeout): // an error body that stalls ends at the first-token timeout
+		t.Fatalf("status %d classified as %v (status %d)", up.Status, e.Class, e.Status)
+	case up.Status == http.StatusOK && !up.Hang && e.Class == ClassTimeout:
 		t.Fatalf("timeout on a body that ended: %v", e)
 	case e.Error() == "":
 		t.Fatal("error without a message")
@@ -253,7 +205,7 @@ func TestFuzzSeedWords(t *testing.T) {
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			cl := New(Endpoint{Name: "fuzz", BaseURL: "http://vendor.invalid/v1", APIKey: "sk-fuzz", Model: "m"},
-				&http.Client{Transport: fuzzUpstream{status: http.StatusOK, body: expandBody([]byte(c.seed))}})
+				&http.Client{Transport: upstreamtest.Fuzz{Status: http.StatusOK, Body: expandBody([]byte(c.seed))}})
 			var h textHandler
 			res := cl.Stream(t.Context(), Call{Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
 				Model: "m", FirstToken: fuzzFirstToken, MaxTokens: 400}, &h)

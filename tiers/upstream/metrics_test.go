@@ -3,49 +3,15 @@ package upstream
 import (
 	"testing"
 
+	"github.com/poise-dev/poise/tiers/metricstest"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // metricValue returns the value of the gauge or counter name with exactly
 // labels in reg, or -1 when there is none.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if !labelsMatch(m.GetLabel(), labels) {
-				continue
-			}
-			switch {
-			case m.GetGauge() != nil:
-				return m.GetGauge().GetValue()
-			case m.GetCounter() != nil:
-				return m.GetCounter().GetValue()
-			case m.GetHistogram() != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return -1
-}
-
-func labelsMatch(got []*dto.LabelPair, want map[string]string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for _, l := range got {
-		if want[l.GetName()] != l.GetValue() {
-			return false
-		}
-	}
-	return true
+	return metricstest.Value(t, reg, name, labels)
 }
 
 func TestNilMetricsAreSafe(t *testing.T) {

@@ -28,7 +28,7 @@ export const DEFAULTS = Object.freeze({
 //   onWelcome(welcome, {resumed, newSession})  after each successful hello
 //   onMessage(msg)                             each sequenced message, once, in order
 //   onState(state, detail)                     'connecting' | 'open' | 'waiting' | 'offline' | 'replaced' | 'refused'
-//   onNotice(code, message)                    a server error message (for the status line)
+//   onNotice(code, message, reason)            a server error message (for the status line)
 export class Connection {
   constructor(opts) {
     this.url = opts.url;
@@ -148,7 +148,7 @@ export class Connection {
     }
     const seq = Number(msg.seq) || 0;
     if (seq === 0) {
-      if (msg.type === 'error') this.onNotice(msg.code, msg.message);
+      if (msg.type === 'error') this.onNotice(msg.code, msg.message, msg.reason);
       return;
     }
     if (seq <= this.lastSeq) {
@@ -157,7 +157,7 @@ export class Connection {
     }
     if (seq > this.lastSeq + 1) this.gaps += seq - this.lastSeq - 1;
     this.lastSeq = seq;
-    if (msg.type === 'error') this.onNotice(msg.code, msg.message);
+    if (msg.type === 'error') this.onNotice(msg.code, msg.message, msg.reason);
     this.onMessage(msg);
   }
 
@@ -174,7 +174,7 @@ export class Connection {
       }
       // Refused (too many sessions, a bad token…): say so quietly, close,
       // and try again after the backoff like any other failed connect.
-      this.onNotice(msg.code, msg.message);
+      this.onNotice(msg.code, msg.message, msg.reason);
       ws.close(4000, 'hello refused');
       return;
     }
@@ -210,7 +210,7 @@ export class Connection {
     this.stopped = true;
     window.removeEventListener('online', this.onBrowserOnline);
     for (const k of Object.keys(this.timers)) this.clear(k);
-    this.onNotice(msg.code, msg.message);
+    this.onNotice(msg.code, msg.message, msg.reason);
     this.onState('refused', { code: msg.code });
     ws.close(1000, 'refused');
   }

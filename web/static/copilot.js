@@ -250,12 +250,13 @@ function connect(session) {
     onWelcome,
     onMessage,
     onState,
-    onNotice: (code, message) => {
+    onNotice: (code, message, reason) => {
       // Quietly, in the status line: never a popup or a banner. A refused
       // hello (too many sessions…) stays there while the page retries.
       body.dataset.notice = code || '';
       if (!state.conn.established) state.notice = { code, message }; // a refused hello
-      if ((code === 'bad_file' || code === 'too_large') && state.reading) fileStatus(state.reading.kind, message || code, 'error');
+      if (code === 'bad_file' && state.reading) fileStatus(state.reading.kind, strings().fileBad(state.reading.name, reason), 'error');
+      if (code === 'too_large' && state.reading) fileStatus(state.reading.kind, strings().fileTooLarge(state.reading.name), 'error');
       setStatus('notice', { args: [code], text: message || code });
     },
   });

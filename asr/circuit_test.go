@@ -2,45 +2,66 @@ package asr
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
-	tiershealth "github.com/poise-dev/poise/tiers/health"
-	"github.com/poise-dev/poise/tiers/upstream"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 )
 
-// centerCircuits adapts the health center to Circuits, as cmd/poise does.
-type centerCircuits struct{ h *tiershealth.Center }
-
-func (c centerCircuits) BackendUp(backend string) bool { return c.h.BackendUp(backend) }
-
-func (c centerCircuits) Report(backend string, ok bool, class string) {
-	c.h.Report(backend, ok, upstream.Class(class))
+// testCircuits are Circuits as the health center keeps them, reduced to
+// what the pool sees: a backend's circuit opens after three failures in a
+// row reported for it, or when the test opens it (a failing probe), and
+// closes when the test closes it (passing trials). The center itself
+// lives in tiers, which captions never import; cmd/poise wires the two.
+type testCircuits struct {
+	mu    sync.Mutex
+	open  map[string]bool
+	fails map[string]int
 }
 
-// TestPoolRoutesByTheWhisperCircuit: with the health center's circuits,
-// a whisper server whose probes fail (its circuit open) is passed over
-// for finals before any caption pays a failed request there: the cloud
-// takes them and the captions say degraded; a partial still tries it as
-// the last resort. Once its probes pass recover_after times the circuit
-// closes and finals go back to whisper. Live failures reach the circuit
-// too: failing finals open it without a probe.
+func newTestCircuits() *testCircuits {
+	return &testCircuits{open: map[string]bool{}, fails: map[string]int{}}
+}
+
+func (c *testCircuits) BackendUp(backend string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.open[backend]
+}
+
+func (c *testCircuits) Report(backend string, ok bool, class string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok {
+		c.fails[backend] = 0
+		return
+	}
+	if c.fails[backend]++; c.fails[backend] >= 3 {
+		c.open[backend] = true
+	}
+}
+
+func (c *testCircuits) set(backend string, open bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open[backend], c.fails[backend] = open, 0
+}
+
+// TestPoolRoutesByTheWhisperCircuit: with shared circuits, a whisper
+// server whose circuit is open (its probes failed) is passed over for
+// finals before any caption pays a failed request there: the cloud takes
+// them and the captions say degraded; a partial still tries it as the last
+// resort. Once the circuit closes, finals go back to whisper. Live
+// failures reach the circuits too: failing finals open one without a
+// probe.
 func TestPoolRoutesByTheWhisperCircuit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const whisperName = "whisper@whisper-0:80"
-		var center *tiershealth.Center
-		r := newRig(t, rigOptions{cloud: true, cfg: Config{RetryMs: 1000}, circuits: func(n *vendorsim.MemNet) Circuits {
-			center = tiershealth.New(tiershealth.Config{RecoverAfter: 2}, []tiershealth.Probe{
-				tiershealth.WhisperProbe(whisperName, "http://whisper-0:80", n.Client()),
-				tiershealth.TranscriptionProbe(cloudName, "http://cloud:80/v1", "test-key", "gpt-4o-mini-transcribe", n.Client()),
-			}, zerolog.Nop(), tiershealth.NewMetrics(prometheus.NewPedanticRegistry()))
-			return centerCircuits{center}
-		}})
+		circuits := newTestCircuits()
+		r := newRig(t, rigOptions{cloud: true, cfg: Config{RetryMs: 1000}, circuits: func(*vendorsim.MemNet) Circuits { return circuits }})
 		whisper := r.sims[0]
 		requests := func() int64 { return whisper.Counters(vendorsim.WhisperModel).Requests }
 		final := func(wantSource string) {
@@ -51,11 +72,8 @@ func TestPoolRoutesByTheWhisperCircuit(t *testing.T) {
 			}
 		}
 
-		whisper.SetFault(vendorsim.WhisperModel, vendorsim.Fault{Status: 500, HealthDown: true})
-		for range 3 { // the failures that open a circuit of no level
-			center.CheckNow(t.Context())
-		}
-		if center.BackendUp(whisperName) || !r.pool.Backends()[0].Up {
+		circuits.set(whisperName, true) // its probes failed
+		if !r.pool.Backends()[0].Up {
 			t.Fatal("want whisper's circuit open by its probes while the pool has seen no failure")
 		}
 		before := requests()
@@ -67,17 +85,10 @@ func TestPoolRoutesByTheWhisperCircuit(t *testing.T) {
 			t.Fatalf("captions %q with whisper's circuit open and the cloud answering, want degraded", st)
 		}
 
-		whisper.ClearFaults()
 		if text, source, err := r.pool.Recognize(t.Context(), second(1), "en", true); err != nil || source != SourceWhisper || text == "" {
 			t.Fatalf("partial with the circuit open: %q from %q, %v; want whisper as the last resort", text, source, err)
 		}
-		for range 2 { // recover_after passing trials, a cooldown apart
-			time.Sleep(2 * time.Second)
-			center.CheckNow(t.Context())
-		}
-		if !center.BackendUp(whisperName) {
-			t.Fatalf("whisper's circuit is %s after two passing trials", center.Circuit(whisperName))
-		}
+		circuits.set(whisperName, false) // its trials passed
 		final(SourceWhisper)
 		if st, _ := r.pool.State(); st != StateLive {
 			t.Fatalf("captions %q with whisper back, want live", st)
@@ -88,8 +99,8 @@ func TestPoolRoutesByTheWhisperCircuit(t *testing.T) {
 			final(SourceCloud)
 			time.Sleep(time.Second)
 		}
-		if center.BackendUp(whisperName) {
-			t.Fatal("three failed finals on whisper did not open its circuit")
+		if circuits.BackendUp(whisperName) {
+			t.Fatal("three failed finals on whisper did not reach its circuit")
 		}
 		if _, _, err := r.pool.Recognize(t.Context(), second(1), "en", true); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("partial with whisper failing: %v, want ErrUnavailable", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/upstream"
 	"github.com/poise-dev/poise/web/access"
 	"github.com/rs/zerolog"
@@ -19,7 +20,7 @@ import (
 // key is served meanwhile; when the window ends the first is served
 // again. The failures are logged as a rate, and no key is logged.
 func TestGatewayWrongKeysAreThrottled(t *testing.T) {
-	clock := newFakeClock()
+	clock := healthtest.NewClock()
 	logs := &syncBuffer{}
 	log := zerolog.New(logs)
 	failures := newFailures(log)

@@ -159,22 +159,7 @@ func TestGatewayNeverLeaksTheUpstreamKey(t *testing.T) {
 // raw response body.
 func postChat(t *testing.T, url string, stream bool) []byte {
 	t.Helper()
-	reqBody, _ := json.Marshal(map[string]any{"model": gwModel, "stream": stream,
-		"messages": []map[string]string{{"role": "user", "content": "Why this job?"}}})
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(reqBody))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+clientKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := chatResponse(t, url, stream, "Why this job?")
 	return body
 }
 

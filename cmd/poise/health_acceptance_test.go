@@ -403,7 +403,7 @@ func TestPartialOutageThroughServer(t *testing.T) {
 // API and in Redis (poise:session:{id}) back to L2 within that question.
 func TestResetAIWithL1DownThroughServer(t *testing.T) {
 	t.Parallel()
-	url := redistest.URL(t, redistest.DBPoise)
+	url := poiseDBURL(t)
 	r := startHealthRig(t, url)
 	f, w := openFeed(t, r.addr)
 	s := newSchedule(f, time.Hour) // asked by hand

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -38,12 +39,9 @@ func newBenchPaths(b *testing.B) benchPaths { return newPacedPaths(b, -1, benchR
 // (-1: no delay) and answering reply.
 func newPacedPaths(b *testing.B, delay time.Duration, reply string) benchPaths {
 	b.Helper()
-	sim := vendorsim.New(vendorsim.Options{TokenDelay: delay})
-	sim.SetReply("m", reply)
-	simSrv := httptest.NewServer(sim)
-	b.Cleanup(func() { sim.Close(); simSrv.Close() })
+	simURL := pacedUpstream(b, delay, reply)
 	cfg := Config{Keys: []string{"k"}, Chains: map[string][]Endpoint{
-		"m": {{Endpoint: upstream.Endpoint{Name: "sim", BaseURL: simSrv.URL + "/v1", Model: "m"}}},
+		"m": {{Endpoint: upstream.Endpoint{Name: "sim", BaseURL: simURL + "/v1", Model: "m"}}},
 	}}
 	h := health.New(health.Config{}, endpointProbes(b, cfg), zerolog.Nop(), nil)
 	gw, err := New(cfg, HealthCircuits(h), zerolog.Nop(), NewMetrics(nil, nil))
@@ -53,11 +51,37 @@ func newPacedPaths(b *testing.B, delay time.Duration, reply string) benchPaths {
 	gwSrv := httptest.NewServer(gw)
 	b.Cleanup(func() { gwSrv.Close(); gw.Close() })
 	return benchPaths{
-		direct:  newGatewayClient(simSrv.URL, "k"),
+		direct:  newGatewayClient(simURL, "k"),
 		gateway: newGatewayClient(gwSrv.URL, "k"),
-		simURL:  simSrv.URL,
+		simURL:  simURL,
 		gwURL:   gwSrv.URL,
 	}
+}
+
+// pacedUpstream returns the URL of a vendorsim pacing reply's chunks
+// delay apart: in this process, or, when POISE_BENCH_UPSTREAM names one,
+// a vendorsim process started by hand (`vendorsim -token-delay 5ms`, its
+// -token-delay then sets the pace), so that the simulator's timers do not
+// share the gateway's process and, with taskset, its CPU.
+func pacedUpstream(b *testing.B, delay time.Duration, reply string) string {
+	b.Helper()
+	if u := os.Getenv("POISE_BENCH_UPSTREAM"); u != "" {
+		body, _ := json.Marshal(vendorsim.ReplyCommand{Model: "m", Text: reply})
+		resp, err := http.Post(u+"/_sim/reply", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatalf("POISE_BENCH_UPSTREAM: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			b.Fatalf("POISE_BENCH_UPSTREAM: setting the reply: %s", resp.Status)
+		}
+		return u
+	}
+	sim := vendorsim.New(vendorsim.Options{TokenDelay: delay})
+	sim.SetReply("m", reply)
+	simSrv := httptest.NewServer(sim)
+	b.Cleanup(func() { sim.Close(); simSrv.Close() })
+	return simSrv.URL
 }
 
 // streamOnce streams one answer and returns its first-token and total

@@ -212,15 +212,21 @@ func TestSessionAuthThroughServer(t *testing.T) {
 		c.send(map[string]any{"type": "ping", "t": i})
 		c.expect("pong", "") // still attached: a resume elsewhere would have closed it with 4001
 	}
-	recs := liveSessions(t, addr)
-	if len(recs) != 2 {
-		t.Fatalf("sessions = %v, want A's and B's", recs)
-	}
-	for _, r := range recs {
-		if !r.Connected || (r.ID != wa["session_id"] && r.ID != wb["session_id"]) {
-			t.Fatalf("sessions = %v, want A's and B's, both connected", recs)
+	// The ops view is written behind the sessions (a queue, so that a slow
+	// store never holds a session up): it shows A and B, both connected,
+	// once the queue has caught up.
+	waitUntil(t, "the ops view shows A's and B's sessions, both connected", func() bool {
+		recs := liveSessions(t, addr)
+		if len(recs) != 2 {
+			return false
 		}
-	}
+		for _, r := range recs {
+			if !r.Connected || (r.ID != wa["session_id"] && r.ID != wb["session_id"]) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // startLogged runs poise like startServer and also returns its first

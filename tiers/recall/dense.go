@@ -235,29 +235,12 @@ func (d *Dense) nearest(ctx context.Context, b *Bank, text, script, kind string)
 	if err != nil {
 		return "", 0, 0, false
 	}
-	top := map[int][]float64{}
+	top := templateTop{}
 	for _, r := range res {
 		t, _ := strconv.Atoi(r.Metadata["t"])
-		if len(top[t]) < perTemplate {
-			top[t] = append(top[t], float64(r.Similarity))
-		}
+		top.keep(int32(t), float64(r.Similarity))
 	}
-	first, second := -1, 0.0
-	for t, sims := range top {
-		var sum float64
-		for _, s := range sims {
-			sum += s
-		}
-		switch score := sum / perTemplate; {
-		case first < 0 || score > sim || score == sim && t < first:
-			if first >= 0 {
-				second = sim
-			}
-			first, sim = t, score
-		case score > second:
-			second = score
-		}
-	}
+	first, sim, second := top.best()
 	if first < 0 {
 		return "", 0, 0, true
 	}

@@ -270,25 +270,53 @@ func (s *Store) nearest(c *collection, text string) (id string, sim, margin floa
 	if len(touched) == 0 || best == 0 {
 		return "", 0, 0
 	}
-	top := make(map[int32]*[perTemplate]float64)
+	top := templateTop{}
 	for _, d := range touched {
-		t := c.template[d]
-		k := top[t]
-		if k == nil {
-			k = new([perTemplate]float64)
-			top[t] = k
-		}
-		v := acc[d] / best
-		for i := range k { // keep the largest, in descending order
-			if v > k[i] {
-				v, k[i] = k[i], v
-			}
-		}
+		top.keep(c.template[d], acc[d]/best)
 	}
-	first, second := int32(-1), 0.0
+	first, sim, second := top.best()
+	return s.bank.Questions[first].ID, sim, sim - second
+}
+
+// templateTop holds each template's perTemplate best scores, largest
+// first; both matchers rank templates by their mean, a missing score
+// counting 0.
+type templateTop map[int32]*bestScores
+
+// bestScores are one template's n best scores, largest first.
+type bestScores struct {
+	v [perTemplate]float64
+	n int
+}
+
+// keep adds one wording's score v to template t's best scores.
+func (top templateTop) keep(t int32, v float64) {
+	k := top[t]
+	if k == nil {
+		k = new(bestScores)
+		top[t] = k
+	}
+	if k.n < perTemplate {
+		k.v[k.n] = v
+		k.n++
+	} else if v <= k.v[perTemplate-1] {
+		return
+	} else {
+		k.v[perTemplate-1] = v
+	}
+	for i := k.n - 1; i > 0 && k.v[i] > k.v[i-1]; i-- { // back into descending order
+		k.v[i], k.v[i-1] = k.v[i-1], k.v[i]
+	}
+}
+
+// best returns the template whose best scores have the highest mean (a
+// tie goes to the lower template), that mean and the next template's;
+// first is -1 when top is empty.
+func (top templateTop) best() (first int32, sim, second float64) {
+	first = -1
 	for t, k := range top {
 		var sum float64
-		for _, v := range k {
+		for _, v := range k.v[:k.n] {
 			sum += v
 		}
 		switch score := sum / perTemplate; {
@@ -301,7 +329,7 @@ func (s *Store) nearest(c *collection, text string) (id string, sim, margin floa
 			second = score
 		}
 	}
-	return s.bank.Questions[first].ID, sim, sim - second
+	return first, sim, second
 }
 
 // similarityDigits rounds reported similarities to four decimals; the hit

@@ -22,7 +22,8 @@ func TestLoadClip(t *testing.T) {
 		}
 	}
 	ends := c.endFrames()
-	if ends[0] != 2414/20 || ends[2] != 10736/20 {
+	ms := int(frameDuration / time.Millisecond)
+	if ends[0] != 2414/ms || ends[2] != 10736/ms {
 		t.Errorf("end frames %v", ends)
 	}
 }

@@ -108,7 +108,7 @@ func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (
 	if n, err = rig.node(ctx, "idle"); err != nil {
 		return nil, err
 	}
-	rep.Idle, err = idleMemory(ctx, n, o.idle)
+	rep.Idle, err = idleMemory(ctx, n, o.idle, o.profile)
 	n.p.stop()
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (
 		if n, err = rig.node(ctx, fmt.Sprintf("ramp-%d", i+1)); err != nil {
 			return nil, err
 		}
-		run, err := s.ramp(ctx, n, rig.sims, o.steps, i+1)
+		run, err := s.ramp(ctx, n, rig.sims, o.steps, i+1, o.profile)
 		n.p.stop()
 		if err != nil {
 			return nil, err
@@ -134,8 +134,8 @@ func (s *suite) logIdle(i idleReport) {
 	if i.DialFailed != "" {
 		s.log("load: %d of %d idle sessions opened; first failure: %s", i.Sessions, i.Asked, i.DialFailed)
 	}
-	s.log("load: %d idle sessions: %.1f KiB heap, %.1f KiB RSS, %.2f goroutines per session; %d of %d dropped sessions resumed, p50 %.0f ms, p99 %.0f ms",
-		i.Sessions, i.HeapKiB, i.RSSKiB, i.Goroutines, i.Resumed, i.Resumes, i.ResumeP50, i.ResumeP99)
+	s.log("load: %d idle sessions: %.1f KiB heap, %.1f KiB RSS, %.2f goroutines per session (after %d collections %.1f KiB heap, %.1f KiB RSS, %.1f KiB stacks); %d of %d dropped sessions resumed, p50 %.0f ms, p99 %.0f ms",
+		i.Sessions, i.HeapKiB, i.RSSKiB, i.Goroutines, settleCollections, i.HeapGCKiB, i.RSSGCKiB, i.StackKiB, i.Resumed, i.Resumes, i.ResumeP50, i.ResumeP99)
 }
 
 // loadRig is the load benchmark's simulators and how its processes are
@@ -260,12 +260,13 @@ func loadSims(root, profile string) []simSpec {
 	return specs
 }
 
-// ramp runs the steps on n until one misses a target.
-func (s *suite) ramp(ctx context.Context, n *node, sims map[string]*sim, steps []int, run int) (loadRun, error) {
+// ramp runs the steps on n until one misses a target; with profile set,
+// each step's CPU profile of poise goes there.
+func (s *suite) ramp(ctx context.Context, n *node, sims map[string]*sim, steps []int, run int, profile string) (loadRun, error) {
 	var lr loadRun
 	captionsOK := true // every step so far had its captions within the SLA
 	for _, sessions := range steps {
-		st, err := s.loadStep(ctx, n, sims, sessions, run)
+		st, err := s.loadStep(ctx, n, sims, sessions, run, profile)
 		if err != nil {
 			return lr, err
 		}
@@ -286,8 +287,10 @@ func (s *suite) ramp(ctx context.Context, n *node, sims map[string]*sim, steps [
 
 // loadStep runs sessions for loadStepFor on n. The CPU figures cover the
 // traffic window: from the moment every session is open until the
-// traffic stops (the drain, with few messages, is left out).
-func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, sessions, run int) (loadStep, error) {
+// traffic stops (the drain, with few messages, is left out). With profile
+// set, poise's CPU profile over the window goes to
+// profile/poise-run<run>-<sessions>.pprof.
+func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, sessions, run int, profile string) (loadStep, error) {
 	r, err := load.Start(ctx, load.Config{Servers: []string{n.url}, Sessions: sessions, Profiles: loadMix,
 		Duration: loadStepFor, Seed: s.seed, SLA: suiteSLAms * time.Millisecond, Clip: s.clip, Dialers: loadDialers})
 	if err != nil {
@@ -295,11 +298,15 @@ func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, ses
 	}
 	pid := n.p.cmd.Process.Pid
 	from := markStep(pid, sims)
+	prof := n.profileCPU(ctx, profile, fmt.Sprintf("poise-run%d-%d.pprof", run, sessions), time.Until(r.Started().Add(loadStepFor)))
 	select {
 	case <-time.After(time.Until(r.Started().Add(loadStepFor))):
 	case <-ctx.Done():
 	}
 	to := markStep(pid, sims)
+	if err := prof(); err != nil {
+		s.log("load: %v", err) // a missing profile costs no figure
+	}
 	res := r.Wait()
 	if err := ctx.Err(); err != nil {
 		return loadStep{}, err

@@ -23,6 +23,13 @@ type idleReport struct {
 	DialFailed string  `json:"dial_failed,omitempty"` // the first dial failure, if any
 	HeapKiB    float64 `json:"heap_kib"`
 	RSSKiB     float64 `json:"rss_kib"`
+	// HeapGCKiB and RSSGCKiB are read again after settleCollections
+	// forced collections: what an idle node settles to once the
+	// handshakes' garbage is collected and the stacks have shrunk, as the
+	// runtime's periodic collections do within minutes.
+	HeapGCKiB  float64 `json:"heap_gc_kib"`
+	RSSGCKiB   float64 `json:"rss_gc_kib"`
+	StackKiB   float64 `json:"stack_kib"` // goroutine stacks, after the collection
 	Goroutines float64 `json:"goroutines"`
 	NoFile     uint64  `json:"nofile"` // this process's RLIMIT_NOFILE
 	// Resumes sessions dropped their socket at once and resumed with
@@ -38,15 +45,17 @@ type idleReport struct {
 
 // Idle measurement timings.
 const (
-	idleSettle = 3 * time.Second // idle sessions sit this long before the memory is read
-	resumeFor  = 5 * time.Second // the dropped sessions resume within this
-	resumes    = 100             // sessions dropped at once
+	idleSettle        = 3 * time.Second // idle sessions sit this long before the memory is read
+	collectFor        = 5 * time.Second // bounds the forced collections and the second reading
+	settleCollections = 3               // forced collections before the second reading
+	resumeFor         = 5 * time.Second // the dropped sessions resume within this
+	resumes           = 100             // sessions dropped at once
 )
 
 // idleMemory opens count idle sessions (heartbeats only) on n and reads
 // the growth of its heap, RSS and goroutines per session; then resumes
 // of them drop their socket at once and resume.
-func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
+func idleMemory(ctx context.Context, n *node, count int, profile string) (idleReport, error) {
 	nofile, err := raiseNoFile(uint64(count) + 1024)
 	if err != nil {
 		return idleReport{}, err
@@ -55,8 +64,9 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 		return idleReport{}, err
 	}
 	heap0, rss0, g0 := n.metric("go_memstats_heap_inuse_bytes"), n.metric("process_resident_memory_bytes"), n.metric("go_goroutines")
+	stack0 := n.metric("go_memstats_stack_inuse_bytes")
 	r, err := load.Start(ctx, load.Config{Servers: []string{n.url}, Sessions: count, Profiles: []load.Profile{{Name: "idle"}},
-		Duration: idleSettle + resumeFor, Dialers: loadDialers})
+		Duration: idleSettle + collectFor + resumeFor, Dialers: loadDialers})
 	if err != nil {
 		return idleReport{}, err
 	}
@@ -65,6 +75,10 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 	case <-ctx.Done():
 	}
 	err = n.scrape(ctx)
+	heap1, rss1 := n.metric("go_memstats_heap_inuse_bytes"), n.metric("process_resident_memory_bytes")
+	if err == nil {
+		err = n.collect(ctx, profile)
+	}
 	opened := r.Opened()
 	drop := make([]int, 0, resumes)
 	for i := range min(resumes, opened) {
@@ -77,8 +91,11 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 	}
 	k := float64(res.Opened)
 	rep := idleReport{Asked: count, Sessions: res.Opened, NoFile: nofile,
-		HeapKiB:    (n.metric("go_memstats_heap_inuse_bytes") - heap0) / k / 1024,
-		RSSKiB:     (n.metric("process_resident_memory_bytes") - rss0) / k / 1024,
+		HeapKiB:    (heap1 - heap0) / k / 1024,
+		RSSKiB:     (rss1 - rss0) / k / 1024,
+		HeapGCKiB:  (n.metric("go_memstats_heap_inuse_bytes") - heap0) / k / 1024,
+		RSSGCKiB:   (n.metric("process_resident_memory_bytes") - rss0) / k / 1024,
+		StackKiB:   (n.metric("go_memstats_stack_inuse_bytes") - stack0) / k / 1024,
 		Goroutines: (n.metric("go_goroutines") - g0) / k,
 		Lost:       res.Lost, Doubled: res.Doubled}
 	if len(res.DialFailures) > 0 {
@@ -99,8 +116,8 @@ func idleMemory(ctx context.Context, n *node, count int) (idleReport, error) {
 }
 
 func (i idleReport) markdown() string {
-	return fmt.Sprintf("**Idle sessions** (%d sessions sending only heartbeats, on one node, measured %.0f s after they opened, from the server's `/metrics`): per session %.1f KiB of Go heap, %.1f KiB of RSS, %.2f goroutines. **Resume at that count**: %d sessions dropped their socket at once and resumed with their `last_seq` (%d got their session back): p50 %.0f ms, p99 %.0f ms, max %.0f ms from the drop to the `welcome`; %d lost, %d doubled messages.\n\n",
-		i.Sessions, idleSettle.Seconds(), i.HeapKiB, i.RSSKiB, i.Goroutines, i.Resumes, i.Resumed, i.ResumeP50, i.ResumeP99, i.ResumeMax, i.Lost, i.Doubled)
+	return fmt.Sprintf("**Idle sessions** (%d sessions sending only heartbeats, on one node, measured %.0f s after they opened, from the server's `/metrics`): per session %.1f KiB of Go heap, %.1f KiB of RSS, %.2f goroutines; after %d forced collections %.1f KiB of heap, %.1f KiB of RSS, of which %.1f KiB goroutine stacks. **Resume at that count**: %d sessions dropped their socket at once and resumed with their `last_seq` (%d got their session back): p50 %.0f ms, p99 %.0f ms, max %.0f ms from the drop to the `welcome`; %d lost, %d doubled messages.\n\n",
+		i.Sessions, idleSettle.Seconds(), i.HeapKiB, i.RSSKiB, i.Goroutines, settleCollections, i.HeapGCKiB, i.RSSGCKiB, i.StackKiB, i.Resumes, i.Resumed, i.ResumeP50, i.ResumeP99, i.ResumeMax, i.Lost, i.Doubled)
 }
 
 // raiseNoFile makes sure this process may hold need files, raising its

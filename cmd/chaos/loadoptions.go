@@ -28,8 +28,9 @@ type loadOptions struct {
 	// to unpinned, and says so in the report, on a single CPU or without
 	// taskset.
 	pin bool
-	// profile is a directory for CPU profiles of the traffic: this
-	// process (the load generator) and the load simulators. Default none.
+	// profile is a directory for CPU profiles: poise's over each ramp
+	// step, and the traffic's (this process, the load generator, and the
+	// load simulators). Default none.
 	profile string
 }
 
@@ -43,7 +44,7 @@ func (l *loadOptions) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&l.idle, "idle", defaultIdle, "idle sessions held for the memory and resume figures")
 	fs.BoolVar(&l.pin, "pin", true, "load benchmark: poise on CPU 0, the load generator and simulators on the others (taskset)")
-	fs.StringVar(&l.profile, "profile", "", "write CPU profiles of the load generator and the load simulators into this `directory`")
+	fs.StringVar(&l.profile, "profile", "", "write CPU profiles of poise (one per ramp step), the load generator and the load simulators into this `directory`")
 }
 
 // resolved fills the defaults in and says how the processes are pinned.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -235,4 +236,69 @@ func (n *node) metric(name string) float64 {
 		}
 	}
 	return sum
+}
+
+// profileCPU starts fetching n's CPU profile over the next span (whole
+// seconds, at least one) into dir/name, from its ops-guarded profiler
+// (the suite's nodes run without an ops token, so the host may read it).
+// With dir empty it does nothing. The returned wait blocks until the
+// profile is written or has failed, bounded by span and httpTimeout.
+func (n *node) profileCPU(ctx context.Context, dir, name string, span time.Duration) (wait func() error) {
+	if dir == "" {
+		return func() error { return nil }
+	}
+	secs := max(int(span/time.Second), 1)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+httpTimeout)
+		defer cancel()
+		done <- n.fetchTo(ctx, fmt.Sprintf("%s/ops/debug/pprof/profile?seconds=%d", n.url, secs), filepath.Join(dir, name))
+	}()
+	return func() error { return <-done }
+}
+
+// fetchTo writes the body of a GET of url to path.
+func (n *node) fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("chaos: %s profile: %w", n.name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("chaos: %s profile: %s", n.name, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// collect forces settleCollections garbage collections on n through its
+// heap profiler (gc=1), keeping the last profile as dir/heap-idle.pprof
+// when dir is set, then reads n's metrics again; bounded by collectFor.
+// Each collection also halves the goroutine stacks that use under a
+// quarter of theirs, as the periodic collections of an idle node do within
+// minutes.
+func (n *node) collect(ctx context.Context, dir string) error {
+	ctx, cancel := context.WithTimeout(ctx, collectFor)
+	defer cancel()
+	path := os.DevNull
+	if dir != "" {
+		path = filepath.Join(dir, "heap-idle.pprof")
+	}
+	for range settleCollections {
+		if err := n.fetchTo(ctx, n.url+"/ops/debug/pprof/heap?gc=1", path); err != nil {
+			return err
+		}
+	}
+	return n.scrape(ctx)
 }

@@ -67,7 +67,7 @@ func (s *Session) startAudio(ctx context.Context, source string) {
 	if s.cfg.ASR != nil {
 		a.p = asr.NewPipeline(s.cfg.ASRConfig, s.cfg.ASR, s.profile.Lang, func(c asr.Caption) {
 			s.post(ctx, captionEvent{a: a, c: c})
-		}, s.log)
+		}, *s.logger())
 		a.p.Start(ctx)
 	}
 	if s.assist.streams == nil {

@@ -84,32 +84,41 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 }
 
-// ServeHTTP upgrades a request to a WebSocket and serves it until the
-// connection ends. A hello that fails authentication (authenticate) gets
-// one `unauthorized` error and a 1008 close; nothing is created.
+// ServeHTTP upgrades a request to a WebSocket and hands the connection to
+// a handler goroutine of the hub (serveUpgraded), then returns: net/http's
+// goroutine, with its grown stack and the upgrade request, is gone while
+// the connection lives. A hello that fails authentication (authenticate)
+// gets one `unauthorized` error and a 1008 close; nothing is created.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.Ready() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.origins})
+	ws, err := websocket.Accept(slimUpgrade{w}, r, &websocket.AcceptOptions{OriginPatterns: h.origins})
 	if err != nil {
 		return // Accept wrote the response
 	}
-	defer ws.CloseNow()
 	ws.SetReadLimit(readLimit)
 	c := newConn(h.ctx, ws, h.cfg.SendQueue)
 	if !h.track(c) {
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
+		ws.CloseNow()
 		return
 	}
+	local, addr := access.Local(r), access.ClientAddr(r)
+	go h.serveUpgraded(c, local, addr) // tracked: untrack ends it in h.wg
+}
+
+// serveUpgraded serves one upgraded connection until it ends. Its
+// goroutine reads; the writer runs beside it while there is something to
+// write. Each ends the other: the reader by close, the writer by closing
+// the socket. track counted it in h.wg, which Shutdown waits for.
+func (h *Hub) serveUpgraded(c *conn, local bool, addr string) {
 	defer h.untrack(c)
-	leave := h.lobby.enter(c, access.ClientAddr(r))
+	defer c.ws.CloseNow()
+	leave := h.lobby.enter(c, addr)
 	defer leave()
-	// The handler goroutine reads; the writer runs beside it while there
-	// is something to write. Each ends the other: the reader by close, the
-	// writer by closing the socket.
-	h.serveConn(h.ctx, c, access.Local(r), leave)
+	h.serveConn(h.ctx, c, local, leave)
 	c.close(websocket.StatusNormalClosure, "")
 	c.wait()
 }
@@ -147,7 +156,7 @@ func (h *Hub) serveConn(ctx context.Context, c *conn, local bool, helloSaid func
 	defer s.post(ctx, detached{c: c})
 	h.readLoop(ctx, c, s)
 	if c.lost.Load() {
-		s.log.Info().Dur("dead_peer_timeout", h.cfg.DeadPeerTimeout).Msg("client stopped answering pings; connection lost, resume window starts")
+		s.logger().Info().Dur("dead_peer_timeout", h.cfg.DeadPeerTimeout).Msg("client stopped answering pings; connection lost, resume window starts")
 	}
 }
 

@@ -98,7 +98,7 @@ func (s *Session) limitHit(limit string, until time.Time) {
 	s.send(&limitMsg{head: head{Type: "limit"}, Limit: limit, Hint: limitHint(limit, s.profile.Lang), Until: until.UnixMilli()})
 	s.armLimitTimer(now)
 	s.record()
-	s.log.Info().Str("limit", limit).Time("until", until).Msg("limit reached")
+	s.logger().Info().Str("limit", limit).Time("until", until).Msg("limit reached")
 }
 
 // liftLimits ends the episodes whose windows have passed at now; the ops

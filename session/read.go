@@ -60,7 +60,7 @@ func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) {
 		}
 		msg, abusive := c.inbound(typ, data)
 		if abusive {
-			s.log.Warn().Msg("client far over its inbound rate for several seconds; closing its connection")
+			s.logger().Warn().Msg("client far over its inbound rate for several seconds; closing its connection")
 			c.close(websocket.StatusPolicyViolation, abuseCloseMessage)
 			return
 		}

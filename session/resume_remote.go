@@ -358,7 +358,7 @@ func (h *Hub) resumeRemote(ctx context.Context, c *conn, r resumeRequest, subjec
 	h.sessions[s.id] = s
 	h.wg.Go(func() { s.run(h.ctx) })
 	h.mu.Unlock()
-	s.log.Info().Str("from_node", st.Node).Uint64("last_seq", r.LastSeq).Msg("session resumed from another node")
+	s.logger().Info().Str("from_node", st.Node).Uint64("last_seq", r.LastSeq).Msg("session resumed from another node")
 	return s, h.attach(ctx, s, c, r.LastSeq, true)
 }
 
@@ -477,5 +477,5 @@ func (s *Session) onTakenOver() {
 		s.conn.close(closeReplaced, "resumed on another node")
 		s.conn = nil
 	}
-	s.log.Info().Msg("session taken over by another node; this copy ends")
+	s.logger().Info().Msg("session taken over by another node; this copy ends")
 }

@@ -21,8 +21,7 @@ type Session struct {
 	resumeToken string
 	subject     string // token subject, or the session id when anonymous
 	hub         *Hub
-	cfg         *Config // the hub's; read only
-	log         zerolog.Logger
+	cfg         *Config       // the hub's; read only
 	inbox       chan any      // many senders (readers, answer goroutines); never closed; run ends with its ctx
 	done        chan struct{} // closed when run has returned and cleaned up
 	taken       chan struct{} // closed by takeOver: another node owns the session now
@@ -77,7 +76,6 @@ func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer b
 	cfg := &h.cfg
 	return &Session{
 		id: id, resumeToken: token, subject: subject, hub: h, cfg: cfg,
-		log:        cfg.Log.With().Str("session", id).Logger(),
 		inbox:      make(chan any, defaultInbox),
 		done:       make(chan struct{}),
 		taken:      make(chan struct{}),
@@ -88,6 +86,14 @@ func newSession(h *Hub, id, token, subject string, p tiers.Profile, autoAnswer b
 		deltas:     coalescer{window: cfg.Coalesce},
 		assist:     assist{facts: tiers.ExtractFacts(p.Resume, p.Job, cfg.Now())},
 	}
+}
+
+// logger is the hub's logger with the session's id. It is made on each
+// use, not kept: a kept zerolog context costs every session 500 bytes for
+// the few lines it logs.
+func (s *Session) logger() *zerolog.Logger {
+	l := s.cfg.Log.With().Str("session", s.id).Logger()
+	return &l
 }
 
 // post delivers msg to the session's run goroutine, or gives up when ctx or
@@ -114,7 +120,7 @@ func (s *Session) run(ctx context.Context) {
 	sigs, unsubscribe := s.cfg.Health.Subscribe(4)
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("session crashed")
+			s.logger().Error().Interface("panic", p).Bytes("stack", debug.Stack()).Msg("session crashed")
 			s.cfg.Metrics.userVisibleError()
 		}
 		unsubscribe()
@@ -166,7 +172,7 @@ func (s *Session) run(ctx context.Context) {
 			s.flushDelta()
 		case <-resume.C:
 			if s.conn == nil {
-				s.log.Info().Msg("resume window over; session ends")
+				s.logger().Info().Msg("resume window over; session ends")
 				return
 			}
 		}
@@ -340,7 +346,7 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 	from := s.m.level()
 	changed, err := s.m.fire(ctx, event)
 	if err != nil {
-		s.log.Error().Err(err).Msg("level transition failed")
+		s.logger().Error().Err(err).Msg("level transition failed")
 		return false
 	}
 	if !changed {
@@ -357,7 +363,7 @@ func (s *Session) transition(ctx context.Context, event string) bool {
 	t := Transition{Session: s.id, From: from.String(), To: to.String(), Reason: reason, Node: s.cfg.Node, At: at}
 	s.hub.rec.enqueue(func(ctx context.Context) error { return s.cfg.Store.AddTransition(ctx, t) })
 	s.record()
-	s.log.Info().Str("from", from.String()).Str("to", to.String()).Str("reason", reason).Msg("level changed")
+	s.logger().Info().Str("from", from.String()).Str("to", to.String()).Str("reason", reason).Msg("level changed")
 	return true
 }
 
@@ -377,7 +383,7 @@ func (s *Session) emit(m outbound) {
 	s.replay.add(data)
 	s.keepRemote(data)
 	if s.conn != nil && !s.conn.send(data) {
-		s.log.Warn().Msg("client too slow; closing its connection")
+		s.logger().Warn().Msg("client too slow; closing its connection")
 		s.cfg.Metrics.slowClient()
 		s.conn.close(websocket.StatusPolicyViolation, "client too slow to read its messages")
 		s.conn = nil

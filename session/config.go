@@ -31,7 +31,7 @@ const (
 	audioEncoding          = "pcm_s16le"
 	defaultSendQueue       = 1024                   // unwritten messages per connection before it counts as too slow
 	defaultReplay          = 4096                   // messages kept per session for resume
-	defaultInbox           = 64                     // messages queued to a session's run goroutine
+	defaultInbox           = 32                     // messages queued to a session's run goroutine (it takes up to inboxBatch a turn)
 	handshakeTimeout       = 10 * time.Second       // to receive a valid hello
 	defaultPreHelloMax     = 1024                   // connections waiting for hello, all addresses
 	defaultPreHelloPerAddr = 32                     // the same, per client address

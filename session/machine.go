@@ -66,17 +66,21 @@ func machineEvents() fsm.Events {
 
 // machine is a session's answer level. It is owned by the session's run
 // goroutine: looplab/fsm is not safe for concurrent Event calls, and no
-// callback here calls back into it.
+// callback here calls back into it. The FSM is made at the first event: a
+// session that never changes level (most idle ones) keeps its start level
+// only, not the FSM's 2 KiB of tables.
 type machine struct {
-	f *fsm.FSM
+	start tiers.Level
+	f     *fsm.FSM // nil until the first event
 }
 
-func newMachine(start tiers.Level) *machine {
-	return &machine{f: fsm.NewFSM(start.String(), machineEvents(), nil)}
-}
+func newMachine(start tiers.Level) *machine { return &machine{start: start} }
 
 // level returns the current level.
 func (m *machine) level() tiers.Level {
+	if m.f == nil {
+		return m.start
+	}
 	l, _ := level.Parse(m.f.Current())
 	return l
 }
@@ -86,6 +90,9 @@ func (m *machine) level() tiers.Level {
 // reach every session whatever its level. The context is detached from
 // cancellation because a cancelled Event leaves looplab/fsm stuck for good.
 func (m *machine) fire(ctx context.Context, event string) (changed bool, err error) {
+	if m.f == nil {
+		m.f = fsm.NewFSM(m.start.String(), machineEvents(), nil)
+	}
 	err = m.f.Event(context.WithoutCancel(ctx), event)
 	var invalid fsm.InvalidEventError
 	var none fsm.NoTransitionError

@@ -19,6 +19,7 @@ type attempt struct {
 	model  string
 	delay  time.Duration // a Retry-After wait before the request
 	cancel context.CancelFunc
+	won    chan struct{} // closed by win: this attempt emits its own tokens now
 }
 
 type tokenMsg struct {
@@ -32,7 +33,11 @@ type doneMsg struct {
 }
 
 // hedge runs the L1 vendors of one question. Owned by runL1's goroutine;
-// the attempt goroutines talk to it only through tokens and done.
+// the attempt goroutines talk to it only through tokens and done. The
+// answering a is the hedge's until an attempt wins: win emits the first
+// token and closes the winner's won, and from then the winner's goroutine
+// emits the rest itself (one goroutine hop less per token) until its
+// done hands a back.
 type hedge struct {
 	a          *answering
 	ctx        context.Context    // cancelled when the hedge ends
@@ -128,12 +133,9 @@ func (h *hedge) loop(hedgeC <-chan time.Time, rearm func() <-chan time.Time) (*a
 			}
 		case t := <-h.tokens:
 			if h.winner == nil {
-				h.win(t.at)
+				h.win(t.at, t.text)
 				hedgeC = nil
-			}
-			if t.at == h.winner {
-				h.a.delta(t.text)
-			}
+			} // a loser's token after the win is dropped: its context is cancelled
 		case d := <-h.done:
 			delete(h.running, d.at)
 			if d.at == h.winner {
@@ -147,8 +149,9 @@ func (h *hedge) loop(hedgeC <-chan time.Time, rearm func() <-chan time.Time) (*a
 	return nil, result{}
 }
 
-// win makes at the winner: every other attempt is cancelled at once.
-func (h *hedge) win(at *attempt) {
+// win makes at the winner: every other attempt is cancelled at once, the
+// answer begins with first, and at emits its later tokens itself.
+func (h *hedge) win(at *attempt, first string) {
 	h.winner = at
 	for other := range h.running {
 		if other != at {
@@ -156,6 +159,8 @@ func (h *hedge) win(at *attempt) {
 		}
 	}
 	h.a.begin(L1, at.src.Name(), "")
+	h.a.delta(first)
+	close(at.won)
 }
 
 // failed handles an attempt that ended before its first token.
@@ -211,7 +216,7 @@ func (h *hedge) launch(src *upstream.Client, model string, delay time.Duration) 
 		return false
 	}
 	actx, cancel := context.WithCancel(h.ctx)
-	at := &attempt{src: src, model: model, delay: delay, cancel: cancel}
+	at := &attempt{src: src, model: model, delay: delay, cancel: cancel, won: make(chan struct{})}
 	h.running[at] = true
 	h.wg.Go(func() {
 		defer cancel()
@@ -220,18 +225,36 @@ func (h *hedge) launch(src *upstream.Client, model string, delay time.Duration) 
 			h.done <- doneMsg{at: at, res: result{err: &upstream.Error{Class: upstream.ClassCanceled, Err: actx.Err()}}}
 			return
 		}
-		res := stream(actx, src, c, func(tok string) bool {
-			select {
-			case h.tokens <- tokenMsg{at: at, text: tok}:
-				return true
-			case <-actx.Done():
-				return false
-			}
-		})
+		res := stream(actx, src, c, h.tokensOf(actx, at))
 		spent(&res)
 		h.done <- doneMsg{at: at, res: res}
 	})
 	return true
+}
+
+// tokensOf is attempt at's token callback: its first token goes to the
+// hedge, which decides the winner; a winner emits every later token
+// itself, and a loser stops at its cancelled context.
+func (h *hedge) tokensOf(actx context.Context, at *attempt) func(string) bool {
+	winning := false
+	return func(tok string) bool {
+		if winning {
+			h.a.delta(tok)
+			return actx.Err() == nil
+		}
+		select {
+		case h.tokens <- tokenMsg{at: at, text: tok}:
+		case <-actx.Done():
+			return false
+		}
+		select {
+		case <-at.won:
+			winning = true
+			return true
+		case <-actx.Done():
+			return false
+		}
+	}
 }
 
 // sleepCtx waits d; it reports false when ctx ended the wait.

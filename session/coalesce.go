@@ -8,13 +8,14 @@ import (
 // defaultCoalesce is how long the answer deltas that follow a sent one are
 // gathered into one message: the browser renders at 60 frames a second
 // anyway, and each message costs an encode, a replay slot and a write.
-const defaultCoalesce = 40 * time.Millisecond
+const defaultCoalesce = 50 * time.Millisecond
 
 // coalescer gathers an answer's deltas into fewer answer_delta messages. A
 // delta that comes window or more after the answer's last delta message
 // goes out at once, so the first delta of an answer is never delayed;
 // one that comes sooner waits, with any others, until window after that
-// message, and they go out as one. Whatever the session sends first
+// message, and they go out as one (with the delta that comes when they
+// are due, if it comes before the timer). Whatever the session sends first
 // (answer_end, a level change, a caption) flushes the waiting text ahead
 // of it (Session.send), so the order of the text and of every other
 // message is unchanged. Owned by run.
@@ -44,7 +45,7 @@ func (c *coalescer) add(gen uint64, id, text string, now time.Time) string {
 		return text
 	}
 	c.text.WriteString(text)
-	if c.text.Len() >= maxCoalesced {
+	if c.text.Len() >= maxCoalesced || now.Sub(c.last) >= c.window { // full, or due already: no timer wake-up
 		_, all, _ := c.take(now)
 		return all
 	}

@@ -80,7 +80,7 @@ func TestCoalesceDeltas(t *testing.T) {
 	ms := time.Millisecond
 	answer := timedAnswerer{deltas: []timedDelta{
 		{100 * ms, "A"}, // the first: at once
-		{110 * ms, "b"}, // within 40 ms of A: wait until 140
+		{110 * ms, "b"}, // within 40 ms of A (the test's window): wait until 140
 		{120 * ms, "c"},
 		{200 * ms, "D"}, // 60 ms after the last message: at once
 		{210 * ms, "e"}, // within the window, then the end comes first
@@ -161,4 +161,24 @@ func TestCoalesceFlushesBeforeLevel(t *testing.T) {
 			{typ: "level", at: 115 * ms}, {typ: "answer_end", at: 200 * ms}}
 		check(t, got, want)
 	})
+}
+
+// TestCoalescerFlushesWhatIsDue: a delta that comes when the waiting text
+// is due already takes it out with it, without the timer's turn.
+func TestCoalescerFlushesWhatIsDue(t *testing.T) {
+	c := coalescer{window: 40 * time.Millisecond}
+	defer c.stop()
+	at := time.Unix(0, 0)
+	if got := c.add(1, "q1", "A", at); got != "A" {
+		t.Fatalf("first delta: %q, want it at once", got)
+	}
+	if got := c.add(1, "q1", "b", at.Add(10*time.Millisecond)); got != "" {
+		t.Fatalf("delta within the window: %q, want it to wait", got)
+	}
+	if got := c.add(1, "q1", "c", at.Add(45*time.Millisecond)); got != "bc" {
+		t.Fatalf("delta after the window: %q, want the waiting text with it", got)
+	}
+	if c.due() != nil {
+		t.Error("nothing waits, yet the timer is armed")
+	}
 }

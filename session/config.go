@@ -71,7 +71,7 @@ type Config struct {
 	Replay int
 	// Coalesce is how long the answer deltas that follow a sent one are
 	// gathered into one answer_delta (the first delta of an answer, and
-	// one after a quiet spell, go out at once). Default 40ms; negative:
+	// one after a quiet spell, go out at once). Default 50ms; negative:
 	// every delta goes out alone.
 	Coalesce time.Duration
 	// Limits are per token subject (per session when anonymous).

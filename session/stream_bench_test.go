@@ -29,7 +29,7 @@ func BenchmarkAnswerStream(b *testing.B) {
 	for _, tc := range []struct {
 		name     string
 		coalesce time.Duration
-	}{{"coalesce_40ms", 0}, {"coalesce_off", -1}} {
+	}{{"coalesce_50ms", 0}, {"coalesce_off", -1}} {
 		b.Run(tc.name, func(b *testing.B) {
 			ts := newTestServer(b, Config{Health: newFakeHealth(tiers.L1), Answerer: scriptedAnswerer{tokens: tokens}, Coalesce: tc.coalesce,
 				SendQueue: 2 * answerTokens}) // one by one, a burst is a backlog: not a slow client here

@@ -49,7 +49,7 @@ type config struct {
 	Stream             struct {
 		// CoalesceMS gathers the answer deltas that follow a sent one
 		// within this many ms into one answer_delta; the first delta of an
-		// answer is never delayed. Default (absent) 40; 0 sends every
+		// answer is never delayed. Default (absent) 50; 0 sends every
 		// delta alone.
 		CoalesceMS *int `yaml:"coalesce_ms"`
 	} `yaml:"stream"`

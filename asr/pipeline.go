@@ -1,7 +1,6 @@
 package asr
 
 import (
-	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -91,7 +90,9 @@ func (p *Pipeline) Start(ctx context.Context) {
 	go p.run(ctx, p.cancel)
 }
 
-// Feed queues raw PCM16LE bytes (a copy is kept). It never blocks: when
+// Feed queues raw PCM16LE bytes, which the pipeline owns from then on: the
+// caller must not change them (the session hands over the frame's own
+// copy, so a frame is copied once). It never blocks: when
 // 10 s of audio already wait it drops them (counted in Dropped) and returns
 // false; after Stop it returns false.
 func (p *Pipeline) Feed(pcm []byte) bool {
@@ -107,7 +108,7 @@ func (p *Pipeline) Feed(pcm []byte) bool {
 		return false
 	}
 	select {
-	case p.in <- bytes.Clone(pcm):
+	case p.in <- pcm:
 		return true
 	default:
 		p.queued.Add(-int64(len(pcm)))

@@ -9,7 +9,7 @@ import (
 // enMatcher holds the English detection rules with every phrase split into
 // words once, at Parse.
 type enMatcher struct {
-	fillers, starts, notStarts, contains [][]string
+	fillers, starts, notStarts, contains phraseList
 	wh, aux, subjects                    map[string]bool
 }
 
@@ -17,7 +17,7 @@ type enMatcher struct {
 type classifier struct {
 	typ       Type
 	framework string
-	en        [][]string
+	en        phraseList
 	zh        []string
 }
 
@@ -142,7 +142,7 @@ func (m *enMatcher) inverted(w []string) bool {
 func (m *enMatcher) stripFillers(w []string) []string {
 	for {
 		n := 0
-		for _, f := range m.fillers {
+		for _, f := range m.fillers.all {
 			if len(f) > n && hasPrefix(w, f) {
 				n = len(f)
 			}
@@ -183,10 +183,22 @@ func words(s string) []string {
 	return w
 }
 
-func phrases(l []string) [][]string {
-	out := make([][]string, len(l))
-	for i, p := range l {
-		out[i] = words(p)
+// phraseList is a lexicon of phrases (each a run of words) in its order,
+// also indexed by first word, so that looking for any of them at a word
+// costs one map lookup instead of a comparison with each phrase (the
+// classifier runs once a question on the session goroutine).
+type phraseList struct {
+	all     [][]string
+	byFirst map[string][][]string
+}
+
+func phrases(l []string) phraseList {
+	out := phraseList{all: make([][]string, 0, len(l)), byFirst: make(map[string][][]string, len(l))}
+	for _, p := range l {
+		if w := words(p); len(w) > 0 {
+			out.all = append(out.all, w)
+			out.byFirst[w[0]] = append(out.byFirst[w[0]], w)
+		}
 	}
 	return out
 }
@@ -203,11 +215,11 @@ func hasPrefix(w, p []string) bool {
 	return len(p) > 0 && len(w) >= len(p) && slices.Equal(w[:len(p)], p)
 }
 
-func hasAnyPrefix(w []string, ps [][]string) bool {
-	return slices.ContainsFunc(ps, func(p []string) bool { return hasPrefix(w, p) })
+func hasAnyPrefix(w []string, ps phraseList) bool {
+	return len(w) > 0 && slices.ContainsFunc(ps.byFirst[w[0]], func(p []string) bool { return hasPrefix(w, p) })
 }
 
-func containsAnyPhrase(w []string, ps [][]string) bool {
+func containsAnyPhrase(w []string, ps phraseList) bool {
 	for i := range w {
 		if hasAnyPrefix(w[i:], ps) {
 			return true

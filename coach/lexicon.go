@@ -26,9 +26,9 @@ const lexiconVersion = 1
 
 // lexiconJSON is built once from the tables of classify.go.
 var lexiconJSON = sync.OnceValue(func() []byte {
-	en := func(ps [][]string) []string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
+	en := func(ps phraseList) []string {
+		out := make([]string, len(ps.all))
+		for i, p := range ps.all {
 			out[i] = strings.Join(p, " ")
 		}
 		return out

@@ -3,6 +3,7 @@ package coach
 import (
 	_ "embed"
 	"math"
+	"slices"
 
 	"sync"
 
@@ -20,9 +21,10 @@ var trainingSet []byte
 // (see tokens), trained once from trainingSet. It is read-only after
 // training.
 type bayes struct {
-	prior map[Type]float64
-	logp  map[Type]map[string]float64
-	unk   map[Type]float64 // log probability of a token the type never saw
+	types []Type               // the types trained, in Types' order
+	prior []float64            // per type: log P(type)
+	unk   []float64            // per type: log probability of a token the type never saw
+	logp  map[string][]float64 // per token, per type: log P(token | type), unk where the type never saw it
 }
 
 // model trains the naive Bayes model on first use; a training set that
@@ -51,15 +53,24 @@ var model = sync.OnceValue(func() *bayes {
 			vocab[tok] = true
 		}
 	}
-	m := &bayes{prior: map[Type]float64{}, logp: map[Type]map[string]float64{}, unk: map[Type]float64{}}
+	m := &bayes{logp: map[string][]float64{}}
 	v := float64(len(vocab))
-	for t, c := range counts {
-		m.prior[t] = math.Log(docs[t] / float64(len(set)))
-		m.logp[t] = make(map[string]float64, len(c))
-		for tok, n := range c {
-			m.logp[t][tok] = math.Log((n + bayesAlpha) / (totals[t] + bayesAlpha*v))
+	for _, t := range Types {
+		if counts[t] == nil {
+			continue
 		}
-		m.unk[t] = math.Log(bayesAlpha / (totals[t] + bayesAlpha*v))
+		m.types = append(m.types, t)
+		m.prior = append(m.prior, math.Log(docs[t]/float64(len(set))))
+		m.unk = append(m.unk, math.Log(bayesAlpha/(totals[t]+bayesAlpha*v)))
+	}
+	for tok := range vocab {
+		row := slices.Clone(m.unk)
+		for i, t := range m.types {
+			if n, ok := counts[t][tok]; ok {
+				row[i] = math.Log((n + bayesAlpha) / (totals[t] + bayesAlpha*v))
+			}
+		}
+		m.logp[tok] = row
 	}
 	return m
 })
@@ -70,29 +81,27 @@ const bayesAlpha = 0.3
 // classify returns the most probable type of text, and false when the
 // model is missing.
 func (m *bayes) classify(text string) (Type, bool) {
-	if m == nil {
+	if m == nil || len(m.types) == 0 {
 		return "", false
 	}
-	toks := tokens(text)
-	best, bestScore := Type(""), math.Inf(-1)
-	for _, t := range Types {
-		lp, ok := m.logp[t]
+	var buf [16]float64
+	scores := append(buf[:0], m.prior...)
+	for _, tok := range tokens(text) {
+		row, ok := m.logp[tok]
 		if !ok {
-			continue
+			row = m.unk
 		}
-		s := m.prior[t]
-		for _, tok := range toks {
-			if p, ok := lp[tok]; ok {
-				s += p
-			} else {
-				s += m.unk[t]
-			}
-		}
-		if s > bestScore {
-			best, bestScore = t, s
+		for i, p := range row {
+			scores[i] += p
 		}
 	}
-	return best, best != ""
+	best := 0
+	for i, s := range scores {
+		if s > scores[best] {
+			best = i
+		}
+	}
+	return m.types[best], true
 }
 
 // tokens are the naive Bayes features of text: English words and word

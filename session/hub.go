@@ -170,15 +170,14 @@ func (h *Hub) handshake(ctx context.Context, c *conn, local bool) *Session {
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handshakeTimeout)
 	defer cancel()
 	for {
-		typ, data, err := c.read(hctx)
+		// The inbound rate limit holds before hello too: junk sent while
+		// the handshake waits is dropped, and a flood is closed.
+		msg, abusive, err := c.next(hctx)
 		if err != nil {
 			return nil // the client left or never said hello
 		}
-		// The inbound rate limit holds before hello too: junk sent while
-		// the handshake waits is dropped, and a flood is closed.
 		var m inbound
 		var perr *protocolError
-		msg, abusive := c.inbound(typ, data)
 		if abusive {
 			c.close(websocket.StatusPolicyViolation, abuseCloseMessage)
 			return nil

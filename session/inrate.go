@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -79,7 +78,7 @@ func (r *inRate) admit(b *bucket, n int) inVerdict {
 	v := inVerdict{drop: true, close: b.drop(int64(now.Sub(r.start)/time.Second), float64(n))}
 	if r.warned.IsZero() || now.Sub(r.warned) >= warnEvery {
 		r.warned = now
-		v.warn = refuse(codeTooFast, "%s", b.refusal)
+		v.warn = b.refusal()
 	}
 	return v
 }
@@ -89,7 +88,7 @@ type bucket struct {
 	rate, burst float64 // units a second; units
 	tokens      float64
 	last        time.Time // of the last refill
-	refusal     string    // the too_fast message
+	what, unit  string    // for the too_fast message (refusal), made only when one is sent
 
 	window    int64   // the second that dropped counts
 	dropped   float64 // units dropped in window
@@ -98,8 +97,12 @@ type bucket struct {
 }
 
 func newBucket(what, unit string, rate, burst int, now time.Time) bucket {
-	return bucket{rate: float64(rate), burst: float64(burst), tokens: float64(burst), last: now, strikeWin: -2,
-		refusal: fmt.Sprintf("%s over %d %s a second (bursts up to %d); the excess was dropped", what, rate, unit, burst)}
+	return bucket{rate: float64(rate), burst: float64(burst), tokens: float64(burst), last: now, strikeWin: -2, what: what, unit: unit}
+}
+
+// refusal is the bucket's too_fast message.
+func (b *bucket) refusal() *protocolError {
+	return refuse(codeTooFast, "%s over %.0f %s a second (bursts up to %.0f); the excess was dropped", b.what, b.rate, b.unit, b.burst)
 }
 
 // take refills the bucket up to now and takes n units if it holds them.

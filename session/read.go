@@ -4,30 +4,62 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"sync"
 
 	"github.com/coder/websocket"
 )
 
-// Bounds of a connection's read buffer.
+// Bounds of a read buffer.
 const (
 	readBufferStart = 512     // bytes at the first message: a ping or an audio frame fits after one growth
 	readBufferKept  = 4 << 10 // a buffer grown past this (a résumé, a screenshot part) is not kept
 )
 
-// read reads the next message into the connection's reused buffer, so
-// that a frame costs no allocation on the read path; what goes to the
-// session is an audio frame's own copy, or the message decoded from the
-// buffer (decoding copies what it keeps). The buffer is the reader's and
-// valid until the next read.
-func (c *conn) read(ctx context.Context) (websocket.MessageType, []byte, error) {
+// readBuffers are the message buffers of every connection's reads: a
+// connection takes one once a message has begun to arrive and gives it back
+// once the message is handled, so an idle connection holds none.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 0, readBufferStart); return &b }}
+
+// next reads the next message and turns it into a session inbox message
+// (inbound); the read buffer goes back to readBuffers before it returns,
+// since decoding copies what it keeps and an audio frame is its own copy.
+func (c *conn) next(ctx context.Context) (msg any, abusive bool, err error) {
+	typ, bp, err := c.read(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer putReadBuffer(bp)
+	msg, abusive = c.inbound(typ, *bp)
+	return msg, abusive, nil
+}
+
+// read reads the next message into a buffer of readBuffers, which the
+// caller gives back with putReadBuffer once it is done with the bytes, so
+// that a frame costs no allocation on the read path.
+func (c *conn) read(ctx context.Context) (websocket.MessageType, *[]byte, error) {
 	typ, r, err := c.ws.Reader(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	b := c.rbuf[:0]
-	if b == nil {
-		b = make([]byte, 0, readBufferStart)
+	bp := readBuffers.Get().(*[]byte)
+	*bp, err = readAll(r, (*bp)[:0])
+	if err != nil {
+		putReadBuffer(bp)
+		return 0, nil, err
 	}
+	return typ, bp, nil
+}
+
+// putReadBuffer gives a read buffer back, unless a large message grew it.
+func putReadBuffer(bp *[]byte) {
+	if cap(*bp) <= readBufferKept {
+		*bp = (*bp)[:0]
+		readBuffers.Put(bp)
+	}
+}
+
+// readAll reads r to its end into b, growing it as needed.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -35,16 +67,12 @@ func (c *conn) read(ctx context.Context) (websocket.MessageType, []byte, error) 
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
-			break
+			return b, nil
 		}
 		if err != nil {
-			return 0, nil, err
+			return b, err
 		}
 	}
-	if cap(b) <= readBufferKept {
-		c.rbuf = b
-	}
-	return typ, b, nil
 }
 
 // readLoop forwards the client's messages to its session until the
@@ -54,11 +82,10 @@ func (c *conn) read(ctx context.Context) (websocket.MessageType, []byte, error) 
 // with 1008 (it may resume).
 func (h *Hub) readLoop(ctx context.Context, c *conn, s *Session) {
 	for {
-		typ, data, err := c.read(context.WithoutCancel(ctx))
+		msg, abusive, err := c.next(context.WithoutCancel(ctx))
 		if err != nil {
 			return // closed by the client, by our writer, or too large (1009)
 		}
-		msg, abusive := c.inbound(typ, data)
 		if abusive {
 			s.logger().Warn().Msg("client far over its inbound rate for several seconds; closing its connection")
 			c.close(websocket.StatusPolicyViolation, abuseCloseMessage)

@@ -135,8 +135,9 @@ func (s *Session) run(ctx context.Context) {
 	s.captionsNow() // arms s.captions.changed
 	heartbeat := time.NewTimer(s.cfg.HeartbeatTimeout)
 	defer heartbeat.Stop()
-	resume := time.NewTimer(s.cfg.ResumeWindow)
-	defer resume.Stop()
+	resume := resumeWindow{d: s.cfg.ResumeWindow}
+	resume.start()
+	defer resume.halt()
 	connected := false
 	for {
 		select { // a take-over goes first: nothing more for the old connection
@@ -170,7 +171,7 @@ func (s *Session) run(ctx context.Context) {
 			s.onLimitTimer()
 		case <-s.deltas.due():
 			s.flushDelta()
-		case <-resume.C:
+		case <-resume.c():
 			if s.conn == nil {
 				s.logger().Info().Msg("resume window over; session ends")
 				return
@@ -183,12 +184,37 @@ func (s *Session) run(ctx context.Context) {
 		if now := s.conn != nil; now != connected {
 			connected = now
 			if connected {
-				resume.Stop()
+				resume.halt()
 			} else {
-				resume.Reset(s.cfg.ResumeWindow)
+				resume.start()
 			}
 		}
 	}
+}
+
+// resumeWindow times the resume window of a session with no connection.
+// Its timer exists only while the window runs, so a connected session
+// keeps none and run's select waits on one channel fewer. Owned by run.
+type resumeWindow struct {
+	d time.Duration
+	t *time.Timer // nil while connected
+}
+
+func (w *resumeWindow) start() { w.halt(); w.t = time.NewTimer(w.d) }
+
+func (w *resumeWindow) halt() {
+	if w.t != nil {
+		w.t.Stop()
+		w.t = nil
+	}
+}
+
+// c fires when the window is over; nil while it does not run.
+func (w *resumeWindow) c() <-chan time.Time {
+	if w.t == nil {
+		return nil
+	}
+	return w.t.C
 }
 
 // inboxBatch is how many inbox messages run takes at most per turn of its

@@ -56,7 +56,7 @@ func BenchmarkAnswerStream(b *testing.B) {
 }
 
 // BenchmarkFrameRead reads 20 ms audio frames (640 bytes) from a real
-// WebSocket: the connection's reused buffer (read) against coder/
+// WebSocket: into the read buffers' pool (read) against coder/
 // websocket's Read, which allocates each message.
 func BenchmarkFrameRead(b *testing.B) {
 	frames := make(chan *websocket.Conn, 1)
@@ -87,12 +87,14 @@ func BenchmarkFrameRead(b *testing.B) {
 		}
 	})
 	c := newConn(ctx, server, 1)
-	b.Run("reused", func(b *testing.B) {
+	b.Run("pooled", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := c.read(ctx); err != nil {
+			_, bp, err := c.read(ctx)
+			if err != nil {
 				b.Fatal(err)
 			}
+			putReadBuffer(bp)
 		}
 	})
 	b.Run("ws.Read", func(b *testing.B) {

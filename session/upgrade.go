@@ -8,11 +8,12 @@ import (
 
 // Buffers of an upgraded connection. net/http hands a hijacked connection
 // its 4 KiB read and 4 KiB write buffers, which a session would keep for
-// as long as its socket lives, idle or not. An audio frame (1.3 KiB) still
-// comes in with one read, and an answer delta (a few hundred bytes) goes
-// out with one write; a longer message goes straight through the buffer.
+// as long as its socket lives, idle or not. An audio frame (1.3 KiB, with
+// its header) still comes in with one read, and an answer delta (a few
+// hundred bytes) goes out with one write; a longer message goes straight
+// through the buffer.
 const (
-	upgradedReadBuffer  = 2 << 10
+	upgradedReadBuffer  = 1536
 	upgradedWriteBuffer = 1 << 10
 )
 

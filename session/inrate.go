@@ -45,13 +45,18 @@ type inVerdict struct {
 	close bool           // sustained abuse: close the connection with 1008
 }
 
+// The buckets' kinds: what each admits, shared by every connection.
+var (
+	textBytesKind = &bucketKind{what: "text frames", unit: "bytes", rate: textBytesRate, burst: textBytesBurst}
+	pingsKind     = &bucketKind{what: "pings", unit: "messages", rate: pingRate, burst: pingBurst}
+	messagesKind  = &bucketKind{what: "text messages", unit: "messages", rate: messageRate, burst: messageBurst}
+	audioKind     = &bucketKind{what: "audio", unit: "bytes", rate: audioRate, burst: audioBurst}
+)
+
 func newInRate(now func() time.Time) *inRate {
-	t := now()
-	return &inRate{now: now, start: t,
-		textBytes: newBucket("text frames", "bytes", textBytesRate, textBytesBurst, t),
-		pings:     newBucket("pings", "messages", pingRate, pingBurst, t),
-		messages:  newBucket("text messages", "messages", messageRate, messageBurst, t),
-		audio:     newBucket("audio", "bytes", audioRate, audioBurst, t),
+	return &inRate{now: now, start: now(),
+		textBytes: newBucket(textBytesKind), pings: newBucket(pingsKind),
+		messages: newBucket(messagesKind), audio: newBucket(audioKind),
 	}
 }
 
@@ -72,23 +77,36 @@ func (r *inRate) message(ping bool) inVerdict {
 
 func (r *inRate) admit(b *bucket, n int) inVerdict {
 	now := r.now()
-	if b.take(now, float64(n)) {
+	at := now.Sub(r.start)
+	if b.take(at, float64(n)) {
 		return inVerdict{}
 	}
-	v := inVerdict{drop: true, close: b.drop(int64(now.Sub(r.start)/time.Second), float64(n))}
+	v := inVerdict{drop: true, close: b.drop(int64(at/time.Second), float64(n))}
 	if r.warned.IsZero() || now.Sub(r.warned) >= warnEvery {
 		r.warned = now
-		v.warn = b.refusal()
+		v.warn = b.kind.refusal()
 	}
 	return v
 }
 
-// bucket is a token bucket with abuse accounting.
-type bucket struct {
+// bucketKind is what a bucket admits: its rates and the words of its
+// too_fast message.
+type bucketKind struct {
+	what, unit  string
 	rate, burst float64 // units a second; units
-	tokens      float64
-	last        time.Time // of the last refill
-	what, unit  string    // for the too_fast message (refusal), made only when one is sent
+}
+
+// refusal is the kind's too_fast message.
+func (k *bucketKind) refusal() *protocolError {
+	return refuse(codeTooFast, "%s over %.0f %s a second (bursts up to %.0f); the excess was dropped", k.what, k.rate, k.unit, k.burst)
+}
+
+// bucket is a token bucket with abuse accounting; times are since its
+// inRate's start.
+type bucket struct {
+	kind   *bucketKind
+	tokens float64
+	last   time.Duration // of the last refill
 
 	window    int64   // the second that dropped counts
 	dropped   float64 // units dropped in window
@@ -96,20 +114,13 @@ type bucket struct {
 	strikes   int     // consecutive strike seconds up to strikeWin
 }
 
-func newBucket(what, unit string, rate, burst int, now time.Time) bucket {
-	return bucket{rate: float64(rate), burst: float64(burst), tokens: float64(burst), last: now, strikeWin: -2, what: what, unit: unit}
-}
+func newBucket(k *bucketKind) bucket { return bucket{kind: k, tokens: k.burst, strikeWin: -2} }
 
-// refusal is the bucket's too_fast message.
-func (b *bucket) refusal() *protocolError {
-	return refuse(codeTooFast, "%s over %.0f %s a second (bursts up to %.0f); the excess was dropped", b.what, b.rate, b.unit, b.burst)
-}
-
-// take refills the bucket up to now and takes n units if it holds them.
-func (b *bucket) take(now time.Time, n float64) bool {
-	if now.After(b.last) {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-		b.last = now
+// take refills the bucket up to at and takes n units if it holds them.
+func (b *bucket) take(at time.Duration, n float64) bool {
+	if at > b.last {
+		b.tokens = min(b.kind.burst, b.tokens+(at-b.last).Seconds()*b.kind.rate)
+		b.last = at
 	}
 	if n > b.tokens {
 		return false
@@ -124,7 +135,7 @@ func (b *bucket) drop(win int64, n float64) bool {
 	if win != b.window {
 		b.window, b.dropped = win, 0
 	}
-	limit := abuseFactor * b.rate
+	limit := abuseFactor * b.kind.rate
 	before := b.dropped
 	b.dropped += n
 	if before < limit && b.dropped >= limit { // this second just became a strike

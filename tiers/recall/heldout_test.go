@@ -122,26 +122,28 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // the figures before and after and what is left). The whole-turn rule of
 // 2026-12-01 (coverage of the best wording, the follow rule, the Asks
 // gate) was tuned on the dev halves only; the test halves and the final
-// set were scored once with it.
+// set were scored with it (an earlier cut of it, before heldout3_dev came
+// in, had been scored on them once: see docs/benchmarks.md), heldout3_test
+// once, when it was final.
 var (
-	// dev 77.4 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 72.7 / 1.7 / 0)
+	// dev 76.3 / 1.4 / 2.8 (zh 80.3 / 1.1 / 5.7, en 72.2 / 1.7 / 0)
 	devFloors = map[string]floors{
-		"all":  {right: 0.77, wrong: 0.02, falseHit: 0.03},
-		LangZH: {right: 0.815, wrong: 0.015, falseHit: 0.06},
+		"all":  {right: 0.76, wrong: 0.02, falseHit: 0.03},
+		LangZH: {right: 0.80, wrong: 0.015, falseHit: 0.06},
 		LangEN: {right: 0.72, wrong: 0.02, falseHit: 0.01},
 	}
-	// test 77.6 / 2.0 / 2.9 (zh 82.4 / 2.2 / 2.0, en 72.6 / 1.7 / 3.8)
+	// test 76.8 / 1.7 / 1.9 (zh 81.3 / 1.6 / 2.0, en 72.0 / 1.7 / 1.9)
 	testFloors = map[string]floors{
-		"all":  {right: 0.77, wrong: 0.025, falseHit: 0.03},
-		LangZH: {right: 0.82, wrong: 0.025, falseHit: 0.025},
-		LangEN: {right: 0.72, wrong: 0.02, falseHit: 0.04},
+		"all":  {right: 0.765, wrong: 0.02, falseHit: 0.02},
+		LangZH: {right: 0.81, wrong: 0.02, falseHit: 0.025},
+		LangEN: {right: 0.715, wrong: 0.02, falseHit: 0.02},
 	}
-	// final 74.3 / 1.1 / 12.4 (zh 79.8 / 1.8 / 18.4, en 68.8 / 0.4 / 6.7);
+	// final 73.5 / 0.9 / 11.1 (zh 78.1 / 1.3 / 16.7, en 68.8 / 0.4 / 5.8);
 	// before the whole-turn rule 77.4 / 1.3 / 14.5 (en right 75.4).
 	finalFloors = map[string]floors{
-		"all":  {right: 0.74, wrong: 0.015, falseHit: 0.13},
-		LangZH: {right: 0.79, wrong: 0.02, falseHit: 0.19},
-		LangEN: {right: 0.68, wrong: 0.005, falseHit: 0.07},
+		"all":  {right: 0.73, wrong: 0.01, falseHit: 0.115},
+		LangZH: {right: 0.78, wrong: 0.015, falseHit: 0.17},
+		LangEN: {right: 0.685, wrong: 0.005, falseHit: 0.06},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
@@ -152,12 +154,27 @@ var (
 		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.03},
 		LangEN: {right: 0.36, wrong: 0.01, falseHit: 0.06},
 	}
-	// test 34.1 / 3.0 / 3.0 (zh 37.0 / 3.4 / 4.4, en 31.0 / 2.7 / 1.5),
+	// test 33.6 / 2.2 / 2.2 (zh 36.1 / 1.7 / 2.9, en 31.0 / 2.7 / 1.5),
 	// from 25.4 / 2.6 / 2.2.
 	test2Floors = map[string]floors{
-		"all":  {right: 0.34, wrong: 0.031, falseHit: 0.031},
-		LangZH: {right: 0.365, wrong: 0.035, falseHit: 0.045},
+		"all":  {right: 0.335, wrong: 0.025, falseHit: 0.025},
+		LangZH: {right: 0.36, wrong: 0.02, falseHit: 0.03},
 		LangEN: {right: 0.305, wrong: 0.03, falseHit: 0.016},
+	}
+	// heldout3 (interviewer turns from whole mock-interview transcripts,
+	// labelled by meaning afterwards; many terse topic-only turns, "ACID",
+	// that coach.Asks calls no question): dev 61.1 / 2.0 / 6.3 (zh 64.6 / 0
+	// / 7.1, en 57.6 / 4.0 / 5.4); test, scored once: 63.5 / 1.2 / 4.1 (zh
+	// 72.0 / 0 / 6.5, en 55.7 / 2.3 / 1.7).
+	dev3Floors = map[string]floors{
+		"all":  {right: 0.61, wrong: 0.025, falseHit: 0.065},
+		LangZH: {right: 0.64, wrong: 0.005, falseHit: 0.075},
+		LangEN: {right: 0.57, wrong: 0.045, falseHit: 0.055},
+	}
+	test3Floors = map[string]floors{
+		"all":  {right: 0.63, wrong: 0.015, falseHit: 0.045},
+		LangZH: {right: 0.715, wrong: 0.005, falseHit: 0.07},
+		LangEN: {right: 0.55, wrong: 0.025, falseHit: 0.02},
 	}
 )
 
@@ -229,3 +246,13 @@ func TestHeldout2Dev(t *testing.T) { testHeldout(t, "heldout2_dev.yaml", dev2Flo
 // TestHeldout2Test scores testdata/heldout2_test.yaml, the other half,
 // never tuned on: aggregates only.
 func TestHeldout2Test(t *testing.T) { testHeldout(t, "heldout2_test.yaml", test2Floors, false) }
+
+// TestHeldout3Dev scores testdata/heldout3_dev.yaml, the dev half of a
+// third set written blind by another process (interviewer turns taken from
+// whole mock-interview transcripts and labelled by meaning afterwards),
+// printing its misses.
+func TestHeldout3Dev(t *testing.T) { testHeldout(t, "heldout3_dev.yaml", dev3Floors, true) }
+
+// TestHeldout3Test scores testdata/heldout3_test.yaml, the other half,
+// scored once when the matcher was final: aggregates only.
+func TestHeldout3Test(t *testing.T) { testHeldout(t, "heldout3_test.yaml", test3Floors, false) }

@@ -30,12 +30,13 @@ import (
 // behavioural questions with context ("you said you'd like to be a staff
 // engineer, what's your plan?") a follow-up. A doubtful template is worse
 // than the coach, because the candidate reads an answer to another
-// question. The values were calibrated on testdata/heldout_dev.yaml and
-// heldout2_dev.yaml only (TestCalibration prints the sweep); the test
-// halves were scored once, after they were fixed.
+// question. The values were calibrated on the dev halves only
+// (testdata/heldout_dev.yaml, heldout2_dev.yaml, heldout3_dev.yaml;
+// TestCalibration prints the sweep); the test halves were scored after
+// they were fixed.
 var (
 	DefaultThresholds = map[string]float64{LangZH: 0.105, LangEN: 0.14}
-	DefaultMargins    = map[string]float64{LangZH: 0, LangEN: 0.025}
+	DefaultMargins    = map[string]float64{LangZH: 0.01, LangEN: 0.025}
 )
 
 // wholeTurn is the rest of a language's decision rule (see DefaultThresholds).
@@ -46,7 +47,7 @@ type wholeTurn struct {
 
 var wholeTurns = map[string]wholeTurn{
 	LangZH: {cover: 0.4, coverMargin: 0.02, followThreshold: 0.28, followMargin: 0.05},
-	LangEN: {cover: 0.35, coverMargin: 0.05, followThreshold: 0.18, followMargin: 0.02},
+	LangEN: {cover: 0.35, coverMargin: 0.05, followThreshold: 0.2, followMargin: 0.02},
 }
 
 // designMargins raise the margin of a design question where the

@@ -322,8 +322,9 @@ func (s *Store) match(ctx context.Context, text, lang, seniority string, dense *
 // other template shares a feature) and the coverage of its best-covered
 // wording. A text sharing no feature with c gives no template.
 func (s *Store) nearest(c *collection, text string) (id string, sim, margin, cover float64) {
-	acc := make([]float64, len(c.template))
-	cov := make([]float64, len(c.template))
+	n := len(c.template)
+	buf := make([]float64, 2*n) // one allocation for both accumulators
+	acc, cov := buf[:n], buf[n:]
 	best, touched := c.lex.score(s.embed.features(text), acc, cov, nil)
 	if len(touched) == 0 || best == 0 {
 		return "", 0, 0, 0

@@ -3,35 +3,35 @@ package recall
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/poise-dev/poise/coach"
 )
 
 // observation is one held-out item's raw match: the decision rule's inputs
 // before any threshold.
 type observation struct {
 	lang, want string // want: the template asked; "" for a negative
-	got        string
+	got        string // "" when the utterance's type or Asks allows no template
+	typ        coach.Type
 	sim, lead  float64
+	cover      float64
 }
 
-// observe matches every item of hs with no threshold and no margin.
+// observe matches every item of hs with the lexical matcher, before the
+// decision rule.
 func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	t.Helper()
-	raw := *s
-	raw.thresholds = map[string]float64{LangZH: 0, LangEN: 0}
-	raw.margins = map[string]float64{LangZH: 0, LangEN: 0}
 	var obs []observation
 	add := func(it heldoutItem) {
-		m, err := raw.match(t.Context(), it.Text, it.Lang, Mid, nil)
-		if err != nil {
-			t.Fatal(err)
+		o := observation{lang: scriptOf(it.Text), want: it.ID, typ: coach.Classify(it.Text, it.Lang)}
+		if kind, ok := family(o.typ); ok && coach.Asks(it.Text) {
+			o.got, o.sim, o.lead, o.cover = s.nearest(s.cols[collectionKey(o.lang, kind)], it.Text)
 		}
-		if !m.Hit {
-			m.TemplateID = ""
-		}
-		obs = append(obs, observation{lang: scriptOf(it.Text), want: it.ID, got: m.TemplateID, sim: m.Similarity, lead: m.Margin})
+		obs = append(obs, o)
 	}
 	for _, p := range hs.Positives {
 		add(p)
@@ -42,15 +42,18 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	return obs
 }
 
-// decide applies a threshold and a margin to observations of one language
-// and returns the scores.
-func decide(obs []observation, lang string, threshold, margin float64) scores {
+// decide applies the rule of a store with thresholds th, margins mg and
+// whole-turn rules w to observations of one language and returns the
+// scores.
+func decide(obs []observation, lang string, th, mg float64, w wholeTurn) scores {
+	s := &Store{thresholds: map[string]float64{lang: th}, margins: map[string]float64{lang: mg},
+		wholeTurn: map[string]wholeTurn{lang: w}}
 	var sc scores
 	for _, o := range obs {
 		if o.lang != lang {
 			continue
 		}
-		hit := o.got != "" && o.sim >= threshold && o.lead >= margin
+		hit := o.got != "" && s.hit(lang, o.typ, o.sim, o.lead, o.cover)
 		if o.want == "" {
 			sc.falseHit.add(hit)
 			continue
@@ -62,9 +65,10 @@ func decide(obs []observation, lang string, threshold, margin float64) scores {
 }
 
 // TestCalibration prints, per language, right, wrong and false-hit rates
-// on the two dev halves (heldout_dev.yaml, heldout2_dev.yaml, and both
-// together) over a grid of thresholds and margins, the data
-// DefaultThresholds and DefaultMargins were chosen from.
+// on the dev halves (heldout_dev.yaml, heldout2_dev.yaml and, once it is
+// there, heldout3_dev.yaml) over grids of each part of the decision rule,
+// the others at their defaults: the data DefaultThresholds, DefaultMargins
+// and wholeTurns were chosen from.
 // go test -run Calibration -v ./tiers/recall/
 func TestCalibration(t *testing.T) {
 	t.Parallel()
@@ -72,26 +76,65 @@ func TestCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := observe(t, s, loadHeldout(t, "heldout_dev.yaml"))
-	dev2 := observe(t, s, loadHeldout(t, "heldout2_dev.yaml"))
-	both := append(slices.Clone(dev), dev2...)
+	var sets [][]observation
+	var names []string
+	for _, name := range devSets(t) {
+		sets = append(sets, observe(t, s, loadHeldout(t, name)))
+		names = append(names, strings.TrimSuffix(name, ".yaml"))
+	}
+	row := func(b *strings.Builder, lang string, th, mg float64, w wholeTurn, mark bool) {
+		for _, obs := range sets {
+			sc := decide(obs, lang, th, mg, w)
+			fmt.Fprintf(b, "   %5.1f %4.1f %4.1f", 100*sc.right.frac(), 100*sc.wrong.frac(), 100*sc.falseHit.frac())
+		}
+		if mark {
+			b.WriteString("  <- default")
+		}
+		b.WriteString("\n")
+	}
 	for _, lang := range []string{LangZH, LangEN} {
+		th0, mg0, w0 := DefaultThresholds[lang], DefaultMargins[lang], wholeTurns[lang]
 		var b strings.Builder
-		fmt.Fprintf(&b, "\n%s: threshold margin  dev right wrong false   dev2 right wrong false   both right wrong false\n", lang)
-		for th := 0.08; th <= 0.301; th += 0.005 {
-			for _, mg := range []float64{0, 0.01, 0.02, 0.025, 0.03, 0.05} {
-				mark := ""
-				if math.Abs(th-DefaultThresholds[lang]) < 1e-9 && mg == DefaultMargins[lang] {
-					mark = "  <- default"
-				}
-				fmt.Fprintf(&b, "   %.3f  %.2f", th, mg)
-				for _, obs := range [][]observation{dev, dev2, both} {
-					sc := decide(obs, lang, th, mg)
-					fmt.Fprintf(&b, "   %5.1f%% %5.1f%% %5.1f%%", 100*sc.right.frac(), 100*sc.wrong.frac(), 100*sc.falseHit.frac())
-				}
-				fmt.Fprintf(&b, "%s\n", mark)
+		fmt.Fprintf(&b, "\n%s (right wrong false on %s)\nthreshold margin\n", lang, strings.Join(names, ", "))
+		for th := 0.08; th <= 0.201; th += 0.01 {
+			for _, mg := range []float64{0, 0.01, 0.025, 0.04} {
+				fmt.Fprintf(&b, "   %.3f  %.3f", th, mg)
+				row(&b, lang, th, mg, w0, math.Abs(th-th0) < 1e-9 && mg == mg0)
+			}
+		}
+		b.WriteString("cover coverMargin\n")
+		for _, cv := range []float64{0.3, 0.35, 0.4, 0.45, 0.5, 2} {
+			for _, cm := range []float64{0.01, 0.02, 0.035, 0.05} {
+				w := w0
+				w.cover, w.coverMargin = cv, cm
+				fmt.Fprintf(&b, "   %.3f  %.3f", cv, cm)
+				row(&b, lang, th0, mg0, w, w == w0)
+			}
+		}
+		b.WriteString("followThreshold followMargin\n")
+		for _, ft := range []float64{0.12, 0.16, 0.18, 0.2, 0.24, 0.28, 2} {
+			for _, fm := range []float64{0.02, 0.05} {
+				w := w0
+				w.followThreshold, w.followMargin = ft, fm
+				fmt.Fprintf(&b, "   %.3f  %.3f", ft, fm)
+				row(&b, lang, th0, mg0, w, w == w0)
 			}
 		}
 		t.Log(b.String())
 	}
+}
+
+// devSets names the held-out dev halves present in testdata.
+func devSets(t *testing.T) []string {
+	t.Helper()
+	names := []string{"heldout_dev.yaml", "heldout2_dev.yaml"}
+	if fileExists("testdata/heldout3_dev.yaml") {
+		names = append(names, "heldout3_dev.yaml")
+	}
+	return slices.Clip(names)
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }

@@ -16,13 +16,17 @@
 // The decision: coach.Classify types the utterance, and the type picks the
 // templates that may answer it (a behavioural question never gets a
 // technical template, a knowledge question never a story, a follow-up on
-// the candidate's own project or small talk none); a template's score is
-// the mean of its three best wordings' normalised BM25 scores, read from
-// the postings of the utterance's features only, and the best template is
-// a hit when its score clears the
-// language's threshold and leads the best other template by the language's
-// margin (DefaultThresholds, DefaultMargins, calibrated on
-// testdata/heldout_dev.yaml; heldout_test.yaml is scored, never tuned on).
+// the candidate's own project or a statement that asks a behavioural one
+// under a stricter rule, small talk none; a text that asks nothing, by
+// coach.Asks, none); a template's score is the mean of its three best
+// wordings' normalised BM25 scores, read from the postings of the
+// utterance's features only, and the best template is a hit when its
+// score clears the language's threshold and leads the best other template
+// by the language's margin, or when the utterance covers most of one of
+// its wordings and it leads by the coverage margin, so that a whole
+// interviewer turn is not diluted by its lead-in (DefaultThresholds,
+// DefaultMargins, wholeTurns, calibrated on the dev halves of
+// testdata; the test halves are scored, never tuned on).
 //
 // The features need no model weights and no network: English stems and
 // stem bigrams, Chinese character n-grams and a hand-built bilingual

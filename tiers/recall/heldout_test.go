@@ -118,49 +118,63 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 }
 
 // Floors just under the figures measured when the decision rule was fixed
-// (the aims are 90% right, 3% wrong, 5% false hits; see the report of
-// issue 18 for the figures and what is left).
+// (the aims are 90% right, 3% wrong, 5% false hits; docs/benchmarks.md has
+// the figures before and after and what is left). The whole-turn rule of
+// 2026-12-01 (coverage of the best wording, the follow rule, the Asks
+// gate) was tuned on the dev halves only; the test halves and the final
+// set were scored with it (an earlier cut of it, before heldout3_dev came
+// in, had been scored on them once: see docs/benchmarks.md), heldout3_test
+// once, when it was final.
 var (
+	// dev 76.3 / 1.4 / 2.8 (zh 80.3 / 1.1 / 5.7, en 72.2 / 1.7 / 0)
 	devFloors = map[string]floors{
-		"all":  {right: 0.77, wrong: 0.02, falseHit: 0.04},
-		LangZH: {right: 0.82, wrong: 0.015, falseHit: 0.04},
-		LangEN: {right: 0.71, wrong: 0.03, falseHit: 0.04},
+		"all":  {right: 0.76, wrong: 0.02, falseHit: 0.03},
+		LangZH: {right: 0.80, wrong: 0.015, falseHit: 0.06},
+		LangEN: {right: 0.72, wrong: 0.02, falseHit: 0.01},
 	}
-	// scored on 2026-12-01 when the matcher was final: right 77.9%, wrong
-	// 1.3%, false 14.5% (zh 80.3 / 1.8 / 19.3, en 75.4 / 0.9 / 10.0); once
-	// more after the Chinese design margin (tuned on dev) came in: right
-	// 77.4% (zh 79.4), the rest unchanged.
+	// test 76.8 / 1.7 / 1.9 (zh 81.3 / 1.6 / 2.0, en 72.0 / 1.7 / 1.9)
+	testFloors = map[string]floors{
+		"all":  {right: 0.765, wrong: 0.02, falseHit: 0.02},
+		LangZH: {right: 0.81, wrong: 0.02, falseHit: 0.025},
+		LangEN: {right: 0.715, wrong: 0.02, falseHit: 0.02},
+	}
+	// final 73.5 / 0.9 / 11.1 (zh 78.1 / 1.3 / 16.7, en 68.8 / 0.4 / 5.8);
+	// before the whole-turn rule 77.4 / 1.3 / 14.5 (en right 75.4).
 	finalFloors = map[string]floors{
-		"all":  {right: 0.77, wrong: 0.02, falseHit: 0.15},
-		LangZH: {right: 0.79, wrong: 0.02, falseHit: 0.21}, // 20.2% since the detector's 是…还是 and 几 rules (one more zh negative reads as a question)
-		LangEN: {right: 0.75, wrong: 0.01, falseHit: 0.11},
+		"all":  {right: 0.73, wrong: 0.01, falseHit: 0.115},
+		LangZH: {right: 0.78, wrong: 0.015, falseHit: 0.17},
+		LangEN: {right: 0.685, wrong: 0.005, falseHit: 0.06},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
-	// negatives), scored on 2026-12-01 with the matcher above, before any
-	// tuning on it: dev right 33.7%, wrong 1.9%, false 5.1% (zh 33.7 / 0 /
-	// 2.9, en 33.6 / 3.7 / 7.4); test 25.4 / 2.6 / 2.2 (zh 23.5 / 2.5 / 2.9,
-	// en 27.4 / 2.7 / 1.5). Whole turns defeat the score's normalisation
-	// by the utterance's own mass: the right template ranks first for 68%
-	// of the dev positives, most of them under the threshold. A whole-turn
-	// rule tuned on the two dev halves (docs/benchmarks.md) lifted dev2 to
-	// 40.4 / 2.4 / 3.7 but, scored once on 2026-12-01, test2 to 28.9 / 4.3
-	// / 3.7 and the final set's en right hits down to 65.2%: not adopted,
-	// so these floors still describe the matcher above.
+	// negatives): dev 44.7 / 1.0 / 4.4 (zh 53.5 / 1.0 / 2.9, en 36.4 / 0.9
+	// / 5.9), from 33.7 / 1.9 / 5.1 before the whole-turn rule.
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.33, wrong: 0.02, falseHit: 0.06},
-		LangZH: {right: 0.33, wrong: 0.01, falseHit: 0.03},
-		LangEN: {right: 0.33, wrong: 0.04, falseHit: 0.08},
+		"all":  {right: 0.44, wrong: 0.015, falseHit: 0.05},
+		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.03},
+		LangEN: {right: 0.36, wrong: 0.01, falseHit: 0.06},
 	}
+	// test 33.6 / 2.2 / 2.2 (zh 36.1 / 1.7 / 2.9, en 31.0 / 2.7 / 1.5),
+	// from 25.4 / 2.6 / 2.2.
 	test2Floors = map[string]floors{
-		"all":  {right: 0.25, wrong: 0.03, falseHit: 0.03},
-		LangZH: {right: 0.23, wrong: 0.03, falseHit: 0.03},
-		LangEN: {right: 0.27, wrong: 0.03, falseHit: 0.02},
+		"all":  {right: 0.335, wrong: 0.025, falseHit: 0.025},
+		LangZH: {right: 0.36, wrong: 0.02, falseHit: 0.03},
+		LangEN: {right: 0.305, wrong: 0.03, falseHit: 0.016},
 	}
-	testFloors = map[string]floors{
-		"all":  {right: 0.75, wrong: 0.03, falseHit: 0.05},
-		LangZH: {right: 0.81, wrong: 0.025, falseHit: 0.04},
-		LangEN: {right: 0.69, wrong: 0.03, falseHit: 0.06},
+	// heldout3 (interviewer turns from whole mock-interview transcripts,
+	// labelled by meaning afterwards; many terse topic-only turns, "ACID",
+	// that coach.Asks calls no question): dev 61.1 / 2.0 / 6.3 (zh 64.6 / 0
+	// / 7.1, en 57.6 / 4.0 / 5.4); test, scored once: 63.5 / 1.2 / 4.1 (zh
+	// 72.0 / 0 / 6.5, en 55.7 / 2.3 / 1.7).
+	dev3Floors = map[string]floors{
+		"all":  {right: 0.61, wrong: 0.025, falseHit: 0.065},
+		LangZH: {right: 0.64, wrong: 0.005, falseHit: 0.075},
+		LangEN: {right: 0.57, wrong: 0.045, falseHit: 0.055},
+	}
+	test3Floors = map[string]floors{
+		"all":  {right: 0.63, wrong: 0.015, falseHit: 0.045},
+		LangZH: {right: 0.715, wrong: 0.005, falseHit: 0.07},
+		LangEN: {right: 0.55, wrong: 0.025, falseHit: 0.02},
 	}
 )
 
@@ -232,3 +246,13 @@ func TestHeldout2Dev(t *testing.T) { testHeldout(t, "heldout2_dev.yaml", dev2Flo
 // TestHeldout2Test scores testdata/heldout2_test.yaml, the other half,
 // never tuned on: aggregates only.
 func TestHeldout2Test(t *testing.T) { testHeldout(t, "heldout2_test.yaml", test2Floors, false) }
+
+// TestHeldout3Dev scores testdata/heldout3_dev.yaml, the dev half of a
+// third set written blind by another process (interviewer turns taken from
+// whole mock-interview transcripts and labelled by meaning afterwards),
+// printing its misses.
+func TestHeldout3Dev(t *testing.T) { testHeldout(t, "heldout3_dev.yaml", dev3Floors, true) }
+
+// TestHeldout3Test scores testdata/heldout3_test.yaml, the other half,
+// scored once when the matcher was final: aggregates only.
+func TestHeldout3Test(t *testing.T) { testHeldout(t, "heldout3_test.yaml", test3Floors, false) }

@@ -54,7 +54,7 @@ type config struct {
 		CoalesceMS *int `yaml:"coalesce_ms"`
 	} `yaml:"stream"`
 	Engine tiers.Config  `yaml:",inline"` // sla_ms, health, l1, l2
-	L3     recall.Config `yaml:"l3"`      // threshold 0.78
+	L3     recall.Config `yaml:"l3"`      // threshold: absent, calibrated per language (recall.DefaultThresholds)
 	ASR    asr.Config    `yaml:"asr"`
 	OCR    ocr.Config    `yaml:"ocr"` // screenshot questions' Tier O: tesseract on PATH
 
@@ -156,7 +156,7 @@ func (c config) validate(lines keyLines) error {
 		add(err)
 	}
 	if th := c.L3.Threshold; th < 0 || th > 1 {
-		add(fmt.Errorf("l3.threshold: must be within (0, 1] (0 means 0.78), got %g", th))
+		add(fmt.Errorf("l3.threshold: must be within (0, 1] (absent means the calibrated per-language thresholds), got %g", th))
 	}
 	if c.Limits.QuestionsPerMinute < 0 || c.Limits.SessionsPerSubject < 0 || c.Limits.AudioSecondsPerHour < 0 || c.Limits.DailyTokensPerVendor < 0 {
 		add(errors.New("limits: values must not be negative (0 means no limit)"))

@@ -77,6 +77,10 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	if th := cfg.L3.Threshold; th > recall.HighThreshold {
+		log.Warn().Float64("l3_threshold", th).Float64("scores_up_to", recall.HighThreshold).
+			Msg("templates: l3.threshold is above the scores the built-in matcher gives; few questions will get a template (leave it out for the calibrated default)")
+	}
 	var templates tiers.Templates = tpl
 	if a.demo != nil {
 		templates, probe = a.demo.wrapTemplates(tpl, probe)

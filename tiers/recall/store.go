@@ -83,6 +83,13 @@ func (s *Store) hit(script string, t coach.Type, sim, lead, cover float64) bool 
 		cover >= w.cover && lead >= max(w.coverMargin, m)
 }
 
+// HighThreshold is about the highest score a question gets from the
+// built-in matcher: its BM25 score runs about 0.1–0.4, and even the bank's
+// canonical questions score over it 21 times in 640 (at most 0.65). A
+// Threshold over it leaves almost every question without a template,
+// which the server warns about at start.
+const HighThreshold = 0.5
+
 // DefaultThreshold is the threshold l3.threshold documents: the English
 // one.
 var DefaultThreshold = DefaultThresholds[LangEN]

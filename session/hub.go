@@ -106,21 +106,49 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	local, addr := access.Local(r), access.ClientAddr(r)
-	go h.serveUpgraded(c, local, addr) // tracked: untrack ends it in h.wg
+	go h.serveUpgraded(c, local, addr) // tracked: endConn takes it out of h.wg
 }
 
-// serveUpgraded serves one upgraded connection until it ends. Its
-// goroutine reads; the writer runs beside it while there is something to
-// write. Each ends the other: the reader by close, the writer by closing
-// the socket. track counted it in h.wg, which Shutdown waits for.
+// serveUpgraded runs one upgraded connection's handshake, then hands the
+// connection to a fresh goroutine of the hub for its reads (readConn) and
+// returns: the handshake (decoding the hello, opening the session) grows a
+// goroutine's stack far past what a read parked for the next message
+// needs, and a stack shrinks only to four times its use, so a connection
+// that then idles would keep the handshake's stack for its life. track
+// counted the connection in h.wg; endConn, at its end, takes it out.
 func (h *Hub) serveUpgraded(c *conn, local bool, addr string) {
-	defer h.untrack(c)
-	defer c.ws.CloseNow()
 	leave := h.lobby.enter(c, addr)
-	defer leave()
-	h.serveConn(h.ctx, c, local, leave)
+	s := h.handshake(h.ctx, c, local)
+	leave()
+	if s == nil {
+		h.endConn(c)
+		return
+	}
+	go h.readConn(c, s) // owned by h.wg through track, as this goroutine was
+}
+
+// readConn forwards the client's messages to its session until the
+// connection ends, then ends it. The writer runs beside it while there is
+// something to write. Each ends the other: the reader by close, the
+// writer by closing the socket.
+func (h *Hub) readConn(c *conn, s *Session) {
+	defer h.endConn(c)
+	pinger := startKeepAlive(context.WithoutCancel(h.ctx), c, h.cfg.DeadPeerTimeout)
+	defer pinger.stop()
+	defer s.post(h.ctx, detached{c: c})
+	h.readLoop(h.ctx, c, s)
+	if c.lost.Load() {
+		s.logger().Info().Dur("dead_peer_timeout", h.cfg.DeadPeerTimeout).Msg("client stopped answering pings; connection lost, resume window starts")
+	}
+}
+
+// endConn closes c (after its backlog), waits for its writer and takes it
+// out of the hub's count.
+func (h *Hub) endConn(c *conn) {
 	c.close(websocket.StatusNormalClosure, "")
 	c.wait()
+	c.ws.CloseNow()
+	h.untrack(c)
 }
 
 func (h *Hub) track(c *conn) bool {
@@ -139,25 +167,6 @@ func (h *Hub) untrack(c *conn) {
 	delete(h.conns, c)
 	h.mu.Unlock()
 	h.wg.Done()
-}
-
-// serveConn runs the handshake, then forwards the client's messages to its
-// session until the connection ends.
-// local tells whether the client is on this host (anonymous sessions);
-// helloSaid takes the connection out of the pre-hello lobby.
-func (h *Hub) serveConn(ctx context.Context, c *conn, local bool, helloSaid func()) {
-	s := h.handshake(ctx, c, local)
-	if s == nil {
-		return
-	}
-	helloSaid()
-	pinger := startKeepAlive(context.WithoutCancel(ctx), c, h.cfg.DeadPeerTimeout)
-	defer pinger.stop()
-	defer s.post(ctx, detached{c: c})
-	h.readLoop(ctx, c, s)
-	if c.lost.Load() {
-		s.logger().Info().Dur("dead_peer_timeout", h.cfg.DeadPeerTimeout).Msg("client stopped answering pings; connection lost, resume window starts")
-	}
 }
 
 // handshake reads messages until a valid hello starts or resumes a session,

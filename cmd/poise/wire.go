@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/poise-dev/poise/asr"
+	"github.com/poise-dev/poise/coach"
 	"github.com/poise-dev/poise/session"
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/tiers"
@@ -73,6 +74,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		cfg = a.cfg
 	}
 
+	coach.Prepare() // before the first question and the templates probe's first query
 	tpl, probe, err := loadTemplates(cfg, reg)
 	if err != nil {
 		return nil, err

@@ -99,6 +99,47 @@ type cues struct {
 	address  bool     // speaks to the candidate ("your", "你")
 }
 
+// A topic turn: the turn's last clause names a technical topic and
+// nothing more ("ACID", "Sliding window maximum", "0-1 背包", "Cool.
+// Okay warm up, reverse a linked list"); an interviewer who says only that
+// asks about it. topicWords and topicHan bound the clause (web/static/
+// coach.js has the same bounds); a word of topicAckEN or topicAckZH makes
+// it a remark on the topic instead ("the numbers look good", "we use
+// Kubernetes").
+const (
+	topicWords = 6 // English words, fillers left out
+	topicHan   = 8 // Chinese characters
+)
+
+// topicAsk reports whether the last clause of t (normalized) is a topic
+// turn.
+func topicAsk(t string) bool {
+	s := Default()
+	last := ""
+	for _, sentence := range split(t, s.sentenceBreaks) {
+		for _, clause := range split(sentence, s.clauseBreaks) {
+			if strings.TrimSpace(clause) != "" {
+				last = clause
+			}
+		}
+	}
+	w := s.en.stripFillers(words(last))
+	han := 0
+	for _, r := range last {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
+	switch {
+	case len(w)+han == 0 || len(w) > topicWords || han > topicHan:
+		return false
+	case containsAnyPhrase(w, topicAckEN) || containsAnySubstring(last, topicAckZH):
+		return false
+	}
+	return containsAnyPhrase(w, techEN) || containsAnyPhrase(w, codingEN) || containsAnyPhrase(w, designEN) ||
+		containsAnySubstring(last, techZH) || containsAnySubstring(last, codingZH) || containsAnySubstring(last, designZH)
+}
+
 func newCues(text string) cues {
 	t := normalize(text)
 	c := cues{text: t, words: words(t), question: Default().IsQuestion(text)}
@@ -106,7 +147,8 @@ func newCues(text string) cues {
 	c.self = containsAnyPhrase(c.words, selfEN) || containsAnySubstring(c.text, selfZH)
 	c.address = containsAnyPhrase(c.words, addressEN) || containsAnySubstring(c.text, addressZH)
 	if !c.question {
-		c.question = hasAnyPrefix(Default().en.stripFillers(c.words), requestEN) || containsAnySubstring(c.text, requestZH)
+		c.question = hasAnyPrefix(Default().en.stripFillers(c.words), requestEN) || containsAnySubstring(c.text, requestZH) ||
+			topicAsk(t)
 	}
 	// "有什么是简历上没写的？" asks no definition.
 	c.text = strings.ReplaceAll(c.text, "有什么是", "有 ")
@@ -193,6 +235,16 @@ var (
 	// requestEN and requestZH open a request that IsQuestion may miss
 	// ("讲一次…的经历。", "Paint me a picture …").
 	requestEN = phrases(strings.Split("paint me|pick the|pick one|pick a|help me understand|i'd love to hear|name a|give me|walk me|take me|describe|tell me|share", "|"))
+	// topicAckEN and topicAckZH make a short technical clause a remark
+	// (topicAsk).
+	// (topicAsk), and so does a subject or a verb of being or having: a
+	// topic turn is a bare noun phrase or an order ("we use Kubernetes
+	// heavily here" is a remark).
+	topicAckEN = phrases(strings.Fields("good great nice fine ok okay right cool thanks thank sure perfect exactly correct agree agreed interesting yes yeah yep done clear " +
+		"i we you he she they it it's its our my your their this that these those there is are was were be been have has had use uses used do does did " +
+		"that's there's here's we're you're they're i'm i've we've you've they've it'll we'll"))
+	topicAckZH = strings.Fields("好 对 不错 可以 没问题 明白 了解 清楚 挺 很 这样 懂 我 你 他 她 它 是 有 在 用 做")
+
 	requestZH = strings.Fields("讲一次 讲一个 讲个 说一个 说一次 说个 举个 举一个 用三个词 给自己 带我们 带我过 说点 挑一个 分享一次 分享一个 描述一次 聊一次 聊一个 谈一次 谈一个 列举")
 
 	// addressEN and addressZH address the candidate.

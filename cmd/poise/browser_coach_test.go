@@ -49,6 +49,10 @@ var coachParityInputs = []string{
 	"设计一个抢红包的系统", "whats the approach for a maximum sub array sum", "am I coming through clearly",
 	"given a grid of ones and zeros count the islands", "我们还是先开始吧。", "我们几乎每天都上线。",
 	"很多大公司都这么做。", "我先简单说一下流程。",
+	// topic turns, and remarks on a topic they must not catch
+	"ACID", "Sliding window maximum.", "Cool. Okay warm up, reverse a linked list", "0-1 背包", "Top K 高频元素",
+	"Okay technical. Stack versus heap memory", "the numbers look good", "Redis, nice.", "实现 memcpy，要考虑内存重叠的情况",
+	"好，Redis 这块可以了", "我们用 Kafka",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

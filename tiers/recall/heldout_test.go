@@ -162,19 +162,21 @@ var (
 		LangEN: {right: 0.305, wrong: 0.03, falseHit: 0.016},
 	}
 	// heldout3 (interviewer turns from whole mock-interview transcripts,
-	// labelled by meaning afterwards; many terse topic-only turns, "ACID",
-	// that coach.Asks calls no question): dev 61.1 / 2.0 / 6.3 (zh 64.6 / 0
-	// / 7.1, en 57.6 / 4.0 / 5.4); test, scored once: 63.5 / 1.2 / 4.1 (zh
-	// 72.0 / 0 / 6.5, en 55.7 / 2.3 / 1.7).
+	// labelled by meaning afterwards; many terse topic-only turns, "ACID").
+	// With coach.Asks's topic turns (2026-12-01, tuned on this dev half):
+	// dev 65.5 / 2.0 / 6.3 (zh 66.1 / 0 / 7.1, en 64.8 / 4.0 / 5.4), from
+	// 61.1 / 2.0 / 6.3; test, scored once before the topic turns and once
+	// after: 65.1 / 1.2 / 4.1 (zh 72.0 / 0 / 6.5, en 58.8 / 2.3 / 1.7), from
+	// 63.5 / 1.2 / 4.1.
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.61, wrong: 0.025, falseHit: 0.065},
-		LangZH: {right: 0.64, wrong: 0.005, falseHit: 0.075},
-		LangEN: {right: 0.57, wrong: 0.045, falseHit: 0.055},
+		"all":  {right: 0.65, wrong: 0.025, falseHit: 0.065},
+		LangZH: {right: 0.655, wrong: 0.005, falseHit: 0.075},
+		LangEN: {right: 0.64, wrong: 0.045, falseHit: 0.055},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.63, wrong: 0.015, falseHit: 0.045},
+		"all":  {right: 0.645, wrong: 0.015, falseHit: 0.045},
 		LangZH: {right: 0.715, wrong: 0.005, falseHit: 0.07},
-		LangEN: {right: 0.55, wrong: 0.025, falseHit: 0.02},
+		LangEN: {right: 0.58, wrong: 0.025, falseHit: 0.02},
 	}
 )
 

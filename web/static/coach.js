@@ -17,14 +17,18 @@
 const SCRIPTS_URL = '/coach/scripts.json';
 const CACHE_KEY = 'poise.coach.scripts.v1';
 const LEXICON_URL = '/coach/types.json';
-const LEXICON_KEY = 'poise.coach.types.v1';
+const LEXICON_KEY = 'poise.coach.types.v2';
+// Bounds of a topic turn's last clause (coach/classify.go's topicWords, topicHan).
+const TOPIC_WORDS = 6;
+const TOPIC_HAN = 8;
+const HAN = /\p{Script=Han}/u;
 
 // loadScript fetches the scripts from the server and caches them in
 // localStorage; when the fetch fails it falls back to the cached copy. It
 // resolves to a Script, or null when neither is usable. It never rejects.
 export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
   const lexicon = await loadJSON(fetchFn, storage, LEXICON_URL, LEXICON_KEY, (f) => {
-    if (!f || f.version !== 1 || !f.en || !f.zh) throw new Error('coach: types.json version must be 1');
+    if (!f || f.version !== 2 || !f.en || !f.zh) throw new Error('coach: types.json version must be 2');
     return f;
   });
   return loadJSON(fetchFn, storage, SCRIPTS_URL, CACHE_KEY, (f) => new Script(f, lexicon));
@@ -176,9 +180,25 @@ export class Script {
     c.tech = containsAnyPhrase(w, L.en.tech) || anySub(t, L.zh.tech);
     c.self = containsAnyPhrase(w, L.en.self) || anySub(t, L.zh.self);
     c.address = containsAnyPhrase(w, L.en.address) || anySub(t, L.zh.address);
-    if (!c.question) c.question = hasAnyPrefix(this.stripFillers(w), L.en.request) || anySub(t, L.zh.request);
+    if (!c.question) c.question = hasAnyPrefix(this.stripFillers(w), L.en.request) || anySub(t, L.zh.request) || this.topicAsk(t);
     c.text = t.split('有什么是').join('有 '); // "有什么是简历上没写的？" asks no definition
     return c;
+  }
+
+  // topicAsk is coach.topicAsk: the turn's last clause names a technical
+  // topic and nothing more ("ACID", "0-1 背包"), so it asks about it.
+  topicAsk(t) {
+    const L = this.lexicon;
+    let last = '';
+    for (const sentence of split(t, this.sentenceBreaks)) {
+      for (const clause of split(sentence, this.clauseBreaks)) if (clause.trim() !== '') last = clause;
+    }
+    const w = this.stripFillers(words(last));
+    const han = [...last].filter((r) => HAN.test(r)).length;
+    if (w.length + han === 0 || w.length > TOPIC_WORDS || han > TOPIC_HAN) return false;
+    if (containsAnyPhrase(w, L.en.topic_ack) || anySub(last, L.zh.topic_ack)) return false;
+    return containsAnyPhrase(w, L.en.tech) || containsAnyPhrase(w, L.en.coding) || containsAnyPhrase(w, L.en.design) ||
+      anySub(last, L.zh.tech) || anySub(last, L.zh.coding) || anySub(last, L.zh.design);
   }
 
   // classifyCues applies the rules of coach/classify.go (typeRules), in

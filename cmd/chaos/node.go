@@ -195,13 +195,9 @@ func (n *node) waitReady(ctx context.Context, down []string) error {
 func (n *node) scrape(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, httpTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.url+"/metrics", nil)
+	resp, err := n.get(ctx, "/metrics")
 	if err != nil {
 		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("chaos: %s /metrics: %w", n.name, err)
 	}
 	defer resp.Body.Close()
 	m := map[string]float64{}
@@ -252,26 +248,35 @@ func (n *node) profileCPU(ctx context.Context, dir, name string, span time.Durat
 	go func() {
 		ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+httpTimeout)
 		defer cancel()
-		done <- n.fetchTo(ctx, fmt.Sprintf("%s/ops/debug/pprof/profile?seconds=%d", n.url, secs), filepath.Join(dir, name))
+		done <- n.fetchTo(ctx, fmt.Sprintf("/ops/debug/pprof/profile?seconds=%d", secs), filepath.Join(dir, name))
 	}()
 	return func() error { return <-done }
 }
 
-// fetchTo writes the body of a GET of url to path.
-func (n *node) fetchTo(ctx context.Context, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// get GETs path (with its query) on n; the caller closes the body.
+func (n *node) get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.url+path, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("chaos: %s profile: %w", n.name, err)
+		return nil, fmt.Errorf("chaos: %s %s: %w", n.name, path, err)
+	}
+	return resp, nil
+}
+
+// fetchTo writes the body of a GET of path on n to file.
+func (n *node) fetchTo(ctx context.Context, path, file string) error {
+	resp, err := n.get(ctx, path)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("chaos: %s profile: %s", n.name, resp.Status)
+		return fmt.Errorf("chaos: %s %s: %s", n.name, path, resp.Status)
 	}
-	f, err := os.Create(path)
+	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
@@ -296,7 +301,7 @@ func (n *node) collect(ctx context.Context, dir string) error {
 		path = filepath.Join(dir, "heap-idle.pprof")
 	}
 	for range settleCollections {
-		if err := n.fetchTo(ctx, n.url+"/ops/debug/pprof/heap?gc=1", path); err != nil {
+		if err := n.fetchTo(ctx, "/ops/debug/pprof/heap?gc=1", path); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/session/quota/quotatest"
 	"github.com/poise-dev/poise/tiers"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/redistest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -25,7 +26,7 @@ import (
 type limitStack struct {
 	*stack
 	ts       *testServer
-	clock    *quotatest.Clock
+	clock    *healthtest.Clock
 	metrics  *Metrics
 	store    *MemoryStore
 	counters *quota.MemoryCounters
@@ -34,7 +35,7 @@ type limitStack struct {
 func newLimitStack(t *testing.T, limits quota.Limits, o stackOptions) *limitStack {
 	t.Helper()
 	st := newStack(t, o)
-	ls := &limitStack{stack: st, clock: quotatest.NewClock(quotatest.MidMinute), metrics: NewMetrics(prometheus.NewPedanticRegistry()),
+	ls := &limitStack{stack: st, clock: healthtest.NewClockAt(quotatest.MidMinute), metrics: NewMetrics(prometheus.NewPedanticRegistry()),
 		store: NewMemoryStore(), counters: quota.NewMemoryCounters()}
 	ls.ts = newTestServer(t, Config{Answerer: st.hub.cfg.Answerer, Health: st.health, SLA: 1500 * time.Millisecond,
 		Limits: limits, Now: ls.clock.Now, Metrics: ls.metrics, Store: ls.store, Counters: ls.counters})

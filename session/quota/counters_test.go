@@ -10,6 +10,7 @@ import (
 
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/session/quota/quotatest"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/redistest"
 	"github.com/rs/zerolog"
 )
@@ -77,7 +78,7 @@ func (s *switchCounters) Hold(ctx context.Context, key, member string, limit int
 func TestFallbackCountersWhileSharedAway(t *testing.T) {
 	t.Parallel()
 	shared := &switchCounters{MemoryCounters: quota.NewMemoryCounters()}
-	clock := quotatest.NewClock(quotatest.MidMinute)
+	clock := healthtest.NewClockAt(quotatest.MidMinute)
 	f := quota.NewFallbackCounters(shared, 5*time.Second, clock.Now, zerolog.Nop())
 	ctx := t.Context()
 	add := func() (int64, bool) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/poise-dev/poise/session/quota"
 	"github.com/poise-dev/poise/session/quota/quotatest"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 	"github.com/poise-dev/poise/tiers/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -33,7 +34,7 @@ func TestCountersConformance(t *testing.T) {
 // died (stopped renewing).
 func TestRedisLeasesOfADeadNode(t *testing.T) {
 	url := redistest.URL(t, redistest.DBStore)
-	clock := quotatest.NewClock(quotatest.MidMinute)
+	clock := healthtest.NewClockAt(quotatest.MidMinute)
 	cfg := CountersConfig{Lease: 30 * time.Second, Now: clock.Now}
 	alive := NewCounters(redistest.Dial(t, url), cfg)
 	dead := NewCounters(redistest.Dial(t, url), cfg)

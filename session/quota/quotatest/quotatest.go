@@ -1,39 +1,15 @@
 // Package quotatest holds what the tests of quota.Counters implementations
-// share: a settable clock and the conformance rules every implementation
+// share: the conformance rules every implementation
 // (memory, fallback, Redis) must follow alike.
 package quotatest
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/poise-dev/poise/session/quota"
+	"github.com/poise-dev/poise/tiers/health/healthtest"
 )
-
-// Clock is a settable clock for limit windows and leases. Safe for
-// concurrent use.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock stopped at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // MidMinute is 30 s into a minute, an hour and a UTC day.
 var MidMinute = time.Date(2026, 11, 29, 10, 20, 30, 0, time.UTC)
@@ -42,16 +18,16 @@ var MidMinute = time.Date(2026, 11, 29, 10, 20, 30, 0, time.UTC)
 // returns for a clock (one fresh Counters per subtest).
 func Conformance(t *testing.T, mk func(t *testing.T, now func() time.Time) quota.Counters) {
 	t.Run("windows", func(t *testing.T) {
-		clock := NewClock(MidMinute)
+		clock := healthtest.NewClockAt(MidMinute)
 		windows(t, mk(t, clock.Now), clock)
 	})
 	t.Run("holds", func(t *testing.T) {
-		clock := NewClock(MidMinute)
+		clock := healthtest.NewClockAt(MidMinute)
 		holds(t, mk(t, clock.Now))
 	})
 }
 
-func windows(t *testing.T, c quota.Counters, clock *Clock) {
+func windows(t *testing.T, c quota.Counters, clock *healthtest.Clock) {
 	ctx := t.Context()
 	add := func(key string, n, limit int64, w time.Duration) (int64, bool) {
 		t.Helper()

@@ -1,5 +1,6 @@
 // Package healthtest holds what the tests of the packages that drive a
-// health center share: the clock its circuits read (health.WithClock).
+// health center share: the clock its circuits read (health.WithClock),
+// which the quota counters' tests read too.
 package healthtest
 
 import (
@@ -15,7 +16,10 @@ type Clock struct {
 }
 
 // NewClock returns a clock stopped at 2026-03-01 09:00 UTC.
-func NewClock() *Clock { return &Clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
+func NewClock() *Clock { return NewClockAt(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)) }
+
+// NewClockAt returns a clock stopped at t.
+func NewClockAt(t time.Time) *Clock { return &Clock{t: t} }
 
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {

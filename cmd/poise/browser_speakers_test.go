@@ -114,6 +114,24 @@ func markerLevel(pcm []int16, rate int) float64 {
 // markedWAV returns the WAV at path with the marker tone added.
 func markedWAV(t *testing.T, path string) []byte {
 	t.Helper()
+	pcm, rate := decodeFile(t, path)
+	for i := range pcm {
+		v := float64(pcm[i]) + markerA*math.Sin(2*math.Pi*markerHz*float64(i)/float64(rate))
+		pcm[i] = int16(max(min(v, math.MaxInt16), math.MinInt16))
+	}
+	if level := markerLevel(pcm, rate); level < markerA/2 {
+		t.Fatalf("the marked WAV's marker level is %.0f", level)
+	}
+	plain, _ := decodeFile(t, path)
+	if level := markerLevel(plain, rate); level > markerA/6 {
+		t.Fatalf("the unmarked WAV's marker level is %.0f: the marker does not tell the streams apart", level)
+	}
+	return asr.EncodeWAV(pcm, rate)
+}
+
+// decodeFile reads the WAV at path: its samples and their rate.
+func decodeFile(t *testing.T, path string) ([]int16, int) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -122,30 +140,7 @@ func markedWAV(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range pcm {
-		v := float64(pcm[i]) + markerA*math.Sin(2*math.Pi*markerHz*float64(i)/float64(rate))
-		pcm[i] = int16(max(min(v, math.MaxInt16), math.MinInt16))
-	}
-	if level := markerLevel(pcm, rate); level < markerA/2 {
-		t.Fatalf("the marked WAV's marker level is %.0f", level)
-	}
-	if level := markerLevel(decodeFile(t, path), rate); level > markerA/6 {
-		t.Fatalf("the unmarked WAV's marker level is %.0f: the marker does not tell the streams apart", level)
-	}
-	return asr.EncodeWAV(pcm, rate)
-}
-
-func decodeFile(t *testing.T, path string) []int16 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pcm, _, err := asr.DecodeWAV(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pcm
+	return pcm, rate
 }
 
 // fakeTabJS replaces the page's getDisplayMedia with a "shared tab": the

@@ -23,7 +23,8 @@ type call struct {
 	prefill    string        // non-empty: continue this partial answer
 	firstToken time.Duration // first-token timeout
 	maxTokens  int64
-	usage      bool // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
+	usage      bool          // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
+	pace       time.Duration // Request.Pace: the stream is read at most this often after its first token
 }
 
 // result is how a call ended.
@@ -40,14 +41,15 @@ type tokenUsage struct {
 	prompt, completion int
 }
 
-// stream runs c on src and passes each content token to onToken, in order,
-// on the calling goroutine. onToken returns false when nobody wants more
-// tokens; stream then stops and reports ClassCanceled. stream returns when
-// the answer is complete, fails, or ctx is done.
+// stream runs c on src and passes its content to onToken, in order, on the
+// calling goroutine: the tokens of one read from the server as one piece.
+// onToken returns false when nobody wants more; stream then stops and
+// reports ClassCanceled. stream returns when the answer is complete,
+// fails, or ctx is done.
 func stream(ctx context.Context, src *upstream.Client, c call, onToken func(string) bool) result {
 	h := &tokens{onToken: onToken}
 	res := src.StreamDeltas(ctx, upstream.Call{Messages: c.messages, Model: c.model, MaxTokens: c.maxTokens,
-		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken}, h)
+		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken, Pace: c.pace}, h)
 	return result{text: h.text.String(), started: res.Started, finish: res.Finish, err: res.Err, usage: h.usage}
 }
 
@@ -56,6 +58,7 @@ func stream(ctx context.Context, src *upstream.Client, c call, onToken func(stri
 type tokens struct {
 	onToken  func(string) bool
 	text     strings.Builder
+	pending  int // bytes at the end of text not yet passed to onToken
 	usage    *tokenUsage
 	finished bool // the finish chunk came: only usage matters now
 }
@@ -71,15 +74,25 @@ func (t *tokens) Delta(d upstream.Delta) (bool, string, error) {
 	if d.Refusal != "" {
 		return false, "", &upstream.Error{Class: upstream.ClassRefused, Message: d.Refusal}
 	}
-	tok := d.Content
-	if tok != "" {
-		t.text.WriteString(tok)
-		if !t.onToken(tok) {
-			return true, "", &upstream.Error{Class: upstream.ClassCanceled, Err: context.Canceled}
-		}
-	}
+	t.text.WriteString(d.Content)
+	t.pending += len(d.Content)
 	t.finished = d.Finish != ""
-	return tok != "", d.Finish, nil
+	return d.Content != "", d.Finish, nil
+}
+
+// Flush implements upstream.Flusher: the content gathered since the last
+// Flush goes to onToken as one piece.
+func (t *tokens) Flush() error {
+	if t.pending == 0 {
+		return nil
+	}
+	s := t.text.String()
+	piece := s[len(s)-t.pending:]
+	t.pending = 0
+	if !t.onToken(piece) {
+		return &upstream.Error{Class: upstream.ClassCanceled, Err: context.Canceled}
+	}
+	return nil
 }
 
 // Ended implements upstream.DeltaHandler: a stream without a finish_reason is

@@ -134,6 +134,10 @@ type Call struct {
 	// Stall is the silence after the first content that cuts the stream
 	// (0: the endpoint's stall_ms).
 	Stall time.Duration
+	// Pace, when set, reads the body at most once per Pace after the first
+	// content (see pacedBody): for a caller that shows the text in steps
+	// of Pace anyway. 0: every event is read as it comes.
+	Pace time.Duration
 }
 
 // Handler takes the chunks of one stream, in order, on the goroutine that
@@ -230,7 +234,14 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		return res
 	}
 	defer raw.Body.Close()
-	ev := newEventReader(raw.Body, c.ep.APIKey)
+	var body io.Reader = raw.Body
+	var paced *pacedBody
+	if call.Pace > 0 {
+		paced = &pacedBody{r: raw.Body, ctx: sctx, pace: call.Pace}
+		defer paced.stop()
+		body = paced
+	}
+	ev := newEventReader(body, c.ep.APIKey)
 	for {
 		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
@@ -249,6 +260,10 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		if content && !res.Started {
 			res.Started = true
 			phase.Store(phaseStreaming)
+			paced.arm()
+		}
+		if err == nil && (finish != "" || !ev.ready()) {
+			err = s.flush() // nothing more at hand: the handler passes on what it gathered
 		}
 		if err != nil {
 			res.Err = asError(err)
@@ -256,12 +271,17 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		}
 		if finish != "" {
 			res.Finish = finish
+			paced.disarm()
 			drain(ev, s, watchdog)
 			break
 		}
 		if res.Started {
 			watchdog.Reset(stall)
 		}
+	}
+	if err := s.flush(); err != nil { // what came before a break
+		res.Err = asError(err)
+		return res
 	}
 	streamErr := ev.err
 	if errors.Is(streamErr, io.EOF) {

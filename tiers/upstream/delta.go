@@ -27,6 +27,15 @@ type DeltaHandler interface {
 	Ended() string
 }
 
+// Flusher is a DeltaHandler that gathers the content Delta takes and
+// passes it on in Flush, which the stream calls when no further event is
+// at hand (the next needs a read from the server), at the finish, and
+// when the stream ends: one read's tokens then go on as one piece. An
+// error stops the stream as Delta's does.
+type Flusher interface {
+	Flush() error
+}
+
 // StreamDeltas is Stream for a handler that needs only Deltas: each event
 // is validated and only a Delta's fields are read (gjson), instead of
 // openai-go's whole chunk, whose reflective decoder was about a tenth of
@@ -49,6 +58,7 @@ func (c *Client) Stream(ctx context.Context, call Call, h Handler) Result {
 type sink interface {
 	decode(data []byte) bool                        // false: undecodable
 	take() (content bool, finish string, err error) // the last decoded chunk, to the handler
+	flush() error                                   // nothing more at hand (Flusher)
 	ended() string
 }
 
@@ -63,6 +73,7 @@ func (s *chunkSink) decode(data []byte) bool {
 }
 
 func (s *chunkSink) take() (bool, string, error) { return s.h.Chunk(s.ch) }
+func (s *chunkSink) flush() error                { return nil }
 func (s *chunkSink) ended() string               { return s.h.Ended() }
 
 // deltaSink decodes with gjson: it validates the event, then reads only
@@ -120,3 +131,10 @@ func count(v gjson.Result, dst *int64) bool {
 
 func (s *deltaSink) take() (bool, string, error) { return s.h.Delta(s.d) }
 func (s *deltaSink) ended() string               { return s.h.Ended() }
+
+func (s *deltaSink) flush() error {
+	if f, ok := s.h.(Flusher); ok {
+		return f.Flush()
+	}
+	return nil
+}

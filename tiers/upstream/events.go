@@ -157,6 +157,13 @@ func (e *eventReader) line() ([]byte, error) {
 	return bytes.TrimSuffix(line, []byte("\r")), nil
 }
 
+// ready reports whether the next event is in the buffer already (its
+// blank line is), so that reading it waits for nothing.
+func (e *eventReader) ready() bool {
+	buf, _ := e.r.Peek(e.r.Buffered())
+	return bytes.Contains(buf, []byte("\n\n")) || bytes.Contains(buf, []byte("\n\r\n"))
+}
+
 // isErrorEvent reports whether data is a JSON object with a non-null
 // top-level "error", as OpenAI sends when a generation fails mid-stream.
 func isErrorEvent(data []byte) bool {

@@ -29,4 +29,5 @@ func (s *rawSink) decode(data []byte) bool {
 }
 
 func (s *rawSink) take() (bool, string, error) { return s.h.RawChunk(s.data) }
+func (s *rawSink) flush() error                { return nil }
 func (s *rawSink) ended() string               { return s.h.Ended() }

@@ -51,6 +51,7 @@ type Pool struct {
 	chain          chain    // the captions State (state.go)
 	circuits       Circuits // nil: each backend's own health alone
 
+	room   *bell           // rung when a final leaves any whisper queue
 	ctx    context.Context // ends at Close; bounds every request
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the server workers
@@ -69,6 +70,7 @@ func NewPool(cfg Config, log zerolog.Logger, m *Metrics) *Pool {
 		metrics:        m,
 		now:            time.Now,
 		circuits:       cfg.Circuits,
+		room:           newBell(),
 		ctx:            ctx,
 		cancel:         cancel,
 	}
@@ -79,7 +81,7 @@ func NewPool(cfg Config, log zerolog.Logger, m *Metrics) *Pool {
 			continue
 		}
 		u, _ := url.Parse(raw) // parsed above
-		s := newServer("whisper@"+u.Host, c, cfg.QueueDepth)
+		s := newServer("whisper@"+u.Host, c, cfg.QueueDepth, p.room)
 		p.servers = append(p.servers, s)
 		m.setBackendUp(s.name, true)
 	}
@@ -179,27 +181,58 @@ type recognition struct {
 	err     error   // ends the call: ctx's, or ErrClosed
 }
 
-// onWhisper tries servers in turn. done is true when one answered (source
-// SourceWhisper) or r.err ends the call.
+// onWhisper tries servers in turn. A final that finds a server's queue
+// full goes on to the next; when every server it did not try to the end
+// was full, it waits for room in any of them and offers itself to those
+// again, least loaded first. A burst of finals so spreads over every
+// server instead of queueing behind the one that was least loaded when the
+// burst began. done is true when one answered (source SourceWhisper) or
+// r.err ends the call.
 func (p *Pool) onWhisper(r *recognition, servers []*server) (text, source string, done bool) {
-	for _, s := range servers {
-		text, err := p.onServer(r.ctx, s, &job{ctx: r.ctx, wav: r.wav, audio: r.audio, lang: r.lang, partial: r.partial, done: make(chan jobResult, 1)})
-		switch {
-		case err == nil:
-			return text, SourceWhisper, true
-		case r.ctx.Err() != nil:
+	for len(servers) > 0 {
+		room := p.room.wait()
+		var full []*server
+		for _, s := range servers {
+			text, err := p.onServer(r.ctx, s, &job{ctx: r.ctx, wav: r.wav, audio: r.audio, lang: r.lang, partial: r.partial, done: make(chan jobResult, 1)})
+			switch {
+			case err == nil:
+				return text, SourceWhisper, true
+			case r.ctx.Err() != nil:
+				r.err = r.ctx.Err()
+				return "", "", true
+			case errors.Is(err, ErrClosed):
+				r.err = ErrClosed
+				return "", "", true
+			case errors.Is(err, ErrBusy):
+				r.busy = true
+			case errors.Is(err, errFull):
+				full = append(full, s)
+			default:
+				r.errs = append(r.errs, fmt.Errorf("%s: %w", s.name, err))
+			}
+		}
+		if len(full) == 0 {
+			break
+		}
+		select {
+		case <-room:
+		case <-r.ctx.Done():
 			r.err = r.ctx.Err()
 			return "", "", true
-		case errors.Is(err, ErrClosed):
-			r.err = ErrClosed
-			return "", "", true
-		case errors.Is(err, ErrBusy):
-			r.busy = true
-		default:
-			r.errs = append(r.errs, fmt.Errorf("%s: %w", s.name, err))
 		}
+		servers = byLoad(full)
 	}
 	return "", "", false
+}
+
+// byLoad sorts servers least loaded first.
+func byLoad(servers []*server) []*server {
+	loads := make(map[*server]int, len(servers))
+	for _, s := range servers {
+		loads[s] = s.load()
+	}
+	slices.SortStableFunc(servers, func(a, b *server) int { return loads[a] - loads[b] })
+	return servers
 }
 
 // onCloud tries the cloud for a final when turn is true and the cloud is
@@ -255,7 +288,7 @@ func (p *Pool) circuitUp(backend string) bool {
 // onServer queues j at s and waits for its result, withdrawing it if ctx
 // ends first.
 func (p *Pool) onServer(ctx context.Context, s *server, j *job) (string, error) {
-	if err := s.submit(ctx, j); err != nil {
+	if err := s.submit(j); err != nil {
 		return "", err
 	}
 	select {

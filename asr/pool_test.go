@@ -212,6 +212,37 @@ func TestPoolFinalWaitsForQueueRoom(t *testing.T) {
 	})
 }
 
+// TestPoolSpreadsABurstOfFinals: when every queue is full, the finals
+// that wait take room wherever it comes, so a burst (every session's
+// audio_stop at once) is decoded by every server, not queued behind the
+// first one.
+func TestPoolSpreadsABurstOfFinals(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{servers: 4, delay: time.Second, cfg: Config{QueueDepth: 1}})
+		var chans []<-chan result
+		for range 16 {
+			chans = append(chans, recognizeAsync(t.Context(), r.pool, false))
+		}
+		var last time.Duration
+		for _, ch := range chans {
+			res := <-ch
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			last = max(last, res.at)
+		}
+		if last != 4*time.Second {
+			t.Errorf("16 finals on 4 servers done after %v, want 4 s (4 each)", last)
+		}
+		for i, sim := range r.sims {
+			if c := sim.Counters(vendorsim.WhisperModel); c.Completed != 4 {
+				t.Errorf("whisper-%d decoded %d finals, want 4", i, c.Completed)
+			}
+		}
+	})
+}
+
 func TestPoolFallsThroughToCloud(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

@@ -2,6 +2,7 @@ package asr
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -33,17 +34,42 @@ type server struct {
 	depth  int // finals that may wait
 	health health
 
+	room *bell // the pool's: rung when a final leaves this queue
+
 	mu       sync.Mutex
 	finals   []*job        // FIFO. Guarded by mu.
 	partials []*job        // FIFO, at most one. Guarded by mu.
 	busy     bool          // a decode runs. Guarded by mu.
 	closed   bool          // the worker has stopped. Guarded by mu.
-	room     chan struct{} // closed and replaced when a final leaves the queue. Guarded by mu.
 	wake     chan struct{} // buffered (1): a job was queued
 }
 
-func newServer(name string, c *whisper.Client, depth int) *server {
-	return &server{name: name, client: c, depth: depth, room: make(chan struct{}), wake: make(chan struct{}, 1)}
+func newServer(name string, c *whisper.Client, depth int, room *bell) *server {
+	return &server{name: name, client: c, depth: depth, room: room, wake: make(chan struct{}, 1)}
+}
+
+// bell wakes everyone waiting on it each time it rings: the pool's finals
+// waiting for room in any whisper queue.
+type bell struct {
+	mu sync.Mutex
+	ch chan struct{} // closed and replaced by ring
+}
+
+func newBell() *bell { return &bell{ch: make(chan struct{})} }
+
+// wait is closed at the next ring. Take it before looking at what it
+// signals, so that a ring in between is not missed.
+func (b *bell) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *bell) ring() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(b.ch)
+	b.ch = make(chan struct{})
 }
 
 // load is the work ahead of a new job: waiting jobs plus the running one.
@@ -57,39 +83,36 @@ func (s *server) load() int {
 	return n
 }
 
-// submit queues j. A partial is refused (ErrBusy) unless nothing waits; a
-// final waits for room until ctx or the pool ends.
-func (s *server) submit(ctx context.Context, j *job) error {
-	for {
-		s.mu.Lock()
-		switch {
-		case s.closed:
-			s.mu.Unlock()
-			return ErrClosed
-		case j.partial && len(s.finals)+len(s.partials) > 0:
-			s.mu.Unlock()
-			return ErrBusy
-		case j.partial:
-			s.partials = append(s.partials, j)
-		case len(s.finals) < s.depth:
-			s.finals = append(s.finals, j)
-		default:
-			room := s.room
-			s.mu.Unlock()
-			select {
-			case <-room:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+// errFull refuses a final at a server whose queue is full: the pool
+// offers it to the next server, and waits for room only when every queue
+// is full.
+var errFull = errors.New("asr: whisper queue full")
+
+// submit queues j without waiting: a partial is refused (ErrBusy) unless
+// nothing waits, a final (errFull) when depth finals wait.
+func (s *server) submit(j *job) error {
+	s.mu.Lock()
+	switch {
+	case s.closed:
 		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default: // the worker is already due to look
-		}
-		return nil
+		return ErrClosed
+	case j.partial && len(s.finals)+len(s.partials) > 0:
+		s.mu.Unlock()
+		return ErrBusy
+	case j.partial:
+		s.partials = append(s.partials, j)
+	case len(s.finals) < s.depth:
+		s.finals = append(s.finals, j)
+	default:
+		s.mu.Unlock()
+		return errFull
 	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default: // the worker is already due to look
+	}
+	return nil
 }
 
 // withdraw removes j if it still waits (its caller gave up), so it does not
@@ -106,10 +129,7 @@ func (s *server) withdraw(j *job) {
 	}
 }
 
-func (s *server) roomLocked() {
-	close(s.room)
-	s.room = make(chan struct{})
-}
+func (s *server) roomLocked() { s.room.ring() }
 
 // next pops the next job, finals first, and marks the server busy; nil
 // when nothing waits.

@@ -237,3 +237,44 @@ func spokenRequest(t *testing.T, said string, asks bool) {
 		t.Errorf("%q: %d finals, %d answered; want answered %v", said, finals, answered, asks)
 	}
 }
+
+// TestAudioStopFlushesTheOpenUtterance: audio_stop 100 ms after the end of
+// speech (before the trailing silence could close the utterance) flushes
+// it as a final.
+func TestAudioStopFlushesTheOpenUtterance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms, _ := audioStack(t)
+		c, _ := ms.start(t)
+		raw, err := os.ReadFile("../asr/testdata/en_questions.wav")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pcm, _, err := asr.DecodeWAV(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pcm = pcm[:(2414+100)*16] // the first utterance ends at 2414 ms
+		c.send(map[string]any{"type": "audio_start", "sample_rate": 16000, "encoding": "pcm_s16le", "source": "tab"})
+		const frame = 640 // 40 ms, as the browser sends
+		buf := make([]byte, 2*frame)
+		for i := 0; i+frame <= len(pcm); i += frame {
+			for j, s := range pcm[i : i+frame] {
+				buf[2*j], buf[2*j+1] = byte(s), byte(s>>8)
+			}
+			if err := c.ws.Write(t.Context(), websocket.MessageBinary, buf); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(40 * time.Millisecond)
+		}
+		c.send(map[string]any{"type": "audio_stop"})
+		for {
+			m := c.read()
+			if m.str("type") == "caption" && m["final"] == true {
+				if m.str("text") != spoken {
+					t.Fatalf("final %v, want %q", m, spoken)
+				}
+				return
+			}
+		}
+	})
+}

@@ -137,7 +137,11 @@ func (c *client) tick(ctx context.Context, now, stop time.Time) bool {
 		}
 	} else if c.audio.started && !c.stopped {
 		c.stopped = true
-		// The server flushes the open utterance as a final.
+		// The server flushes the open utterance as a final: one cut
+		// mid-speech ends here.
+		if c.audio.speaking() {
+			c.rec.uttEnded(c.audio.nextUtt, time.Now())
+		}
 		_ = send(ctx, c.ws, map[string]any{"type": "audio_stop"}) // a failed write ends the reader
 	}
 	if !now.Before(c.ping) {

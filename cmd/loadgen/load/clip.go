@@ -37,10 +37,16 @@ func (c *Clip) Duration() time.Duration { return time.Duration(len(c.Frames)) * 
 
 // endFrames returns, per utterance, the index of the frame that holds its
 // last sample.
-func (c *Clip) endFrames() []int {
+func (c *Clip) endFrames() []int { return c.frames(func(u Utterance) int { return u.EndMS }) }
+
+// startFrames returns, per utterance, the index of the frame that holds
+// its first sample.
+func (c *Clip) startFrames() []int { return c.frames(func(u Utterance) int { return u.StartMS }) }
+
+func (c *Clip) frames(at func(Utterance) int) []int {
 	out := make([]int, len(c.Utterances))
 	for i, u := range c.Utterances {
-		out[i] = min(max(u.EndMS/int(frameDuration/time.Millisecond), 0), len(c.Frames)-1)
+		out[i] = min(max(at(u)/int(frameDuration/time.Millisecond), 0), len(c.Frames)-1)
 	}
 	return out
 }

@@ -20,8 +20,10 @@ type Result struct {
 	// session that did not open).
 	SessionIDs []string `json:"session_ids"`
 
-	Questions  []QuestionRecord  `json:"questions"`
-	Captions   []CaptionRecord   `json:"captions"`
+	Questions []QuestionRecord `json:"questions"`
+	Captions  []CaptionRecord  `json:"captions"`
+	// Missed are the utterances counted in MissedCaptions.
+	Missed     []MissedRecord    `json:"missed,omitempty"`
 	Errors     []ErrorRecord     `json:"errors"`
 	Levels     []LevelRecord     `json:"levels"`
 	Timeline   []Sample          `json:"timeline"`
@@ -54,6 +56,14 @@ type QuestionRecord struct {
 	// UttToFirstMS is, for a spoken question, from the end of its
 	// utterance in the audio to the first useful content.
 	UttToFirstMS float64 `json:"utt_to_first_ms"`
+}
+
+// MissedRecord is an utterance whose end was sent at AtMS and that got
+// no final by the end of the run.
+type MissedRecord struct {
+	Session   int     `json:"session"`
+	Utterance int     `json:"utterance"`
+	AtMS      float64 `json:"at_ms"`
 }
 
 // CaptionRecord is one final caption of an utterance.
@@ -150,6 +160,9 @@ func (r *recorder) collect(session int, start time.Time, res *Result) {
 	res.Doubled += r.doubled
 	res.SessionsLost += r.sessionsLost
 	res.MissedCaptions += len(r.utts)
+	for _, u := range r.utts {
+		res.Missed = append(res.Missed, MissedRecord{Session: session, Utterance: u.index, AtMS: since(u.end)})
+	}
 	res.InterruptedUtterances += r.interruptedUtt
 	res.ExtraFinals += r.extraFinals
 	res.Unattributed += r.unattributed

@@ -151,10 +151,15 @@ func (r *ring) push(p []int16) {
 	r.n = min(r.n+len(p), len(r.buf))
 }
 
+// uttRoom is how much an utterance may grow before its buffer is copied
+// into a larger one: a spoken question usually takes two to four seconds,
+// and every copy of a growing utterance is garbage.
+const uttRoom = 4 * SampleRate
+
 // last returns a new slice with the last k samples (k ≤ len), with room
-// for an utterance to grow.
+// for an utterance to grow (uttRoom).
 func (r *ring) last(k int) []int16 {
-	out := make([]int16, k, k+SampleRate) // a second of growth before the first realloc
+	out := make([]int16, k, k+uttRoom)
 	start := (r.w - k + len(r.buf)) % len(r.buf)
 	n := copy(out, r.buf[start:min(start+k, len(r.buf))])
 	copy(out[n:], r.buf[:k-n])

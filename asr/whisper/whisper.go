@@ -68,15 +68,17 @@ func (e *Error) Error() string {
 // or ctx ends. Errors are *Error for server answers, else transport or
 // context errors, wrapped.
 func (c *Client) Transcribe(ctx context.Context, wav []byte, lang string) (string, error) {
-	body, contentType, err := form(wav, lang)
+	f, err := newForm(wav, lang)
 	if err != nil {
 		return "", err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, f.body())
 	if err != nil {
 		return "", fmt.Errorf("whisper: request: %w", err)
 	}
-	req.Header.Set("Content-Type", contentType)
+	req.ContentLength = f.size()
+	req.GetBody = func() (io.ReadCloser, error) { return f.body(), nil }
+	req.Header.Set("Content-Type", f.contentType)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -90,19 +92,25 @@ func (c *Client) Transcribe(ctx context.Context, wav []byte, lang string) (strin
 	return parse(resp.StatusCode, raw)
 }
 
-// form builds the multipart body: file=clip.wav (audio/wav),
-// response_format=json, temperature=0, and language when given.
-func form(wav []byte, lang string) (io.Reader, string, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(wav) + 1024)
-	w := multipart.NewWriter(&buf)
+// form is the multipart body of one request: file=clip.wav (audio/wav),
+// response_format=json, temperature=0, and language when given. The WAV is
+// not copied into it: the body reads the part's header, the WAV and the
+// fields in turn.
+type form struct {
+	head, tail  []byte // around the WAV
+	wav         []byte
+	contentType string
+}
+
+func newForm(wav []byte, lang string) (*form, error) {
+	var head, tail bytes.Buffer
+	to := &switchWriter{w: &head}
+	w := multipart.NewWriter(to)
 	h := make(textproto.MIMEHeader)
 	h.Set("Content-Disposition", `form-data; name="file"; filename="clip.wav"`)
 	h.Set("Content-Type", "audio/wav")
-	part, err := w.CreatePart(h)
-	if err == nil {
-		_, err = part.Write(wav)
-	}
+	_, err := w.CreatePart(h) // the WAV follows the part's header in the body
+	to.w = &tail
 	fields := [][2]string{{"response_format", "json"}, {"temperature", "0.0"}}
 	if lang != "" {
 		fields = append(fields, [2]string{"language", lang})
@@ -116,10 +124,53 @@ func form(wav []byte, lang string) (io.Reader, string, error) {
 		err = w.Close()
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("whisper: build form: %w", err)
+		return nil, fmt.Errorf("whisper: build form: %w", err)
 	}
-	return &buf, w.FormDataContentType(), nil
+	return &form{head: head.Bytes(), tail: tail.Bytes(), wav: wav, contentType: w.FormDataContentType()}, nil
 }
+
+// body is a fresh reader of the whole body (a retry reads it again).
+func (f *form) body() io.ReadCloser { return &formBody{parts: [][]byte{f.head, f.wav, f.tail}} }
+
+// formBody reads the parts of a form in turn. Its WriteTo hands them to
+// the connection's writer as they are, where a copy (io.MultiReader's,
+// net.TCPConn's ReadFrom) would take a 32 KiB buffer for each request.
+type formBody struct{ parts [][]byte }
+
+func (b *formBody) Read(p []byte) (int, error) {
+	for len(b.parts) > 0 && len(b.parts[0]) == 0 {
+		b.parts = b.parts[1:]
+	}
+	if len(b.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.parts[0])
+	b.parts[0] = b.parts[0][n:]
+	return n, nil
+}
+
+func (b *formBody) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for len(b.parts) > 0 {
+		n, err := w.Write(b.parts[0])
+		total += int64(n)
+		b.parts[0] = b.parts[0][n:]
+		if err != nil {
+			return total, err
+		}
+		b.parts = b.parts[1:]
+	}
+	return total, nil
+}
+
+func (b *formBody) Close() error { return nil }
+
+func (f *form) size() int64 { return int64(len(f.head) + len(f.wav) + len(f.tail)) }
+
+// switchWriter writes to w, which newForm moves from the head to the tail.
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
 
 type response struct {
 	Text  *string `json:"text"`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,10 @@ func TestTranscribeSendsWhisperCppForm(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/inference" {
 			http.Error(w, "wrong route "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if r.ContentLength <= 0 || len(r.TransferEncoding) > 0 {
+			http.Error(w, "want a body of known length", http.StatusBadRequest)
 			return
 		}
 		f, hdr, err := r.FormFile("file")
@@ -117,5 +122,31 @@ func TestTranscribeHonoursContext(t *testing.T) {
 	cancel()
 	if _, err := c.Transcribe(ctx, []byte("x"), ""); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestFormBodyReadsAsItWrites: the form's body gives the same bytes read
+// in small pieces as written at once, and a fresh body reads them again.
+func TestFormBodyReadsAsItWrites(t *testing.T) {
+	f, err := newForm([]byte("RIFF....WAVEfake audio"), "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(f.head) + "RIFF....WAVEfake audio" + string(f.tail)
+	var small strings.Builder
+	r, p := f.body(), make([]byte, 3)
+	for {
+		n, err := r.Read(p)
+		small.Write(p[:n])
+		if err == io.EOF {
+			break
+		}
+	}
+	var whole strings.Builder
+	if n, err := f.body().(io.WriterTo).WriteTo(&whole); err != nil || n != f.size() {
+		t.Fatalf("WriteTo: %d bytes, %v; want %d", n, err, f.size())
+	}
+	if small.String() != want || whole.String() != want {
+		t.Errorf("read %q, written %q, want %q", small.String(), whole.String(), want)
 	}
 }

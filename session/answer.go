@@ -99,7 +99,7 @@ func (s *Session) askWith(ctx context.Context, id, text string, level tiers.Leve
 	q.cancel = cancel
 	q.sla = time.NewTimer(coachAfter(s.cfg.SLA))
 	req := tiers.Request{ID: id, Question: text, Profile: s.profile, Type: q.typ, Transcript: s.recentTranscript(), Level: level,
-		Facts: s.assist.facts, Style: o.style, Previous: o.previous, NoTemplates: q.review, Image: o.img, Pace: s.cfg.Coalesce}
+		Facts: s.assist.facts, Style: o.style, Previous: o.previous, NoTemplates: q.review, Image: o.img}
 	if o.prompt != "" {
 		req.Question = o.prompt
 	}

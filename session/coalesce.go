@@ -40,12 +40,12 @@ func (c *coalescer) add(gen uint64, id, text string, now time.Time) string {
 		c.gen, c.id, c.last = gen, id, time.Time{}
 	}
 	waiting := c.text.Len() > 0
-	if !waiting && (c.window <= 0 || c.last.IsZero() || c.elapsed(now)) {
+	if !waiting && (c.window <= 0 || c.last.IsZero() || now.Sub(c.last) >= c.window) {
 		c.last = now
 		return text
 	}
 	c.text.WriteString(text)
-	if c.text.Len() >= maxCoalesced || c.elapsed(now) { // full, or due already: no timer wake-up
+	if c.text.Len() >= maxCoalesced || now.Sub(c.last) >= c.window { // full, or due already: no timer wake-up
 		_, all, _ := c.take(now)
 		return all
 	}
@@ -53,15 +53,6 @@ func (c *coalescer) add(gen uint64, id, text string, now time.Time) string {
 		c.arm(c.window - now.Sub(c.last))
 	}
 	return ""
-}
-
-// elapsed reports whether the window since the last delta message has
-// passed at now, or all but a tenth of it: the engine reads a model's
-// stream once per window (tiers.Request.Pace), so its pieces come a window
-// apart give or take the scheduler, and one that comes a little early goes
-// at once rather than after a timer's wake-up.
-func (c *coalescer) elapsed(now time.Time) bool {
-	return now.Sub(c.last) >= c.window-c.window/10
 }
 
 func (c *coalescer) arm(d time.Duration) {

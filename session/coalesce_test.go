@@ -182,19 +182,3 @@ func TestCoalescerFlushesWhatIsDue(t *testing.T) {
 		t.Error("nothing waits, yet the timer is armed")
 	}
 }
-
-// TestCoalescerTakesAPaceEarly: a delta that comes a little before the
-// window is over (a paced stream's next piece, early by the scheduler's
-// jitter) goes out at once; one that comes well before it waits.
-func TestCoalescerTakesAPaceEarly(t *testing.T) {
-	c := coalescer{window: 50 * time.Millisecond}
-	defer c.stop()
-	at := time.Unix(0, 0)
-	c.add(1, "q1", "A", at)
-	if got := c.add(1, "q1", "B", at.Add(46*time.Millisecond)); got != "B" {
-		t.Fatalf("a delta 46 ms into a 50 ms window: %q, want it at once", got)
-	}
-	if got := c.add(1, "q1", "c", at.Add(46*time.Millisecond+40*time.Millisecond)); got != "" {
-		t.Fatalf("a delta 40 ms after the last message: %q, want it to wait", got)
-	}
-}

@@ -71,9 +71,8 @@ type Config struct {
 	Replay int
 	// Coalesce is how long the answer deltas that follow a sent one are
 	// gathered into one answer_delta (the first delta of an answer, and
-	// one after a quiet spell, go out at once). The engine reads model
-	// streams at the same pace (tiers.Request.Pace). Default 50ms;
-	// negative: every delta goes out alone, read as it comes.
+	// one after a quiet spell, go out at once). Default 50ms; negative:
+	// every delta goes out alone.
 	Coalesce time.Duration
 	// Limits are per token subject (per session when anonymous).
 	Limits quota.Limits

@@ -1,10 +1,6 @@
 package tiers
 
-import (
-	"time"
-
-	"github.com/poise-dev/poise/coach"
-)
+import "github.com/poise-dev/poise/coach"
 
 // Profile is what the candidate told us about themselves; it shapes prompts
 // and template recall.
@@ -49,11 +45,6 @@ type Request struct {
 	// on the image, and Question holds only what the candidate typed
 	// with it, if anything (see Engine.Answer).
 	Image *Image
-	// Pace is how often the caller shows answer text (its delta
-	// coalescing window): after the first token, a model's stream is read
-	// at most once per Pace, and what one read brings comes as one Delta.
-	// 0: every token as it comes.
-	Pace time.Duration
 }
 
 // Image is a screenshot, checked by the caller (ocr.Check): PNG or JPEG

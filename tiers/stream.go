@@ -23,8 +23,7 @@ type call struct {
 	prefill    string        // non-empty: continue this partial answer
 	firstToken time.Duration // first-token timeout
 	maxTokens  int64
-	usage      bool          // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
-	pace       time.Duration // Request.Pace: the stream is read at most this often after its first token
+	usage      bool // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
 }
 
 // result is how a call ended.
@@ -49,7 +48,7 @@ type tokenUsage struct {
 func stream(ctx context.Context, src *upstream.Client, c call, onToken func(string) bool) result {
 	h := &tokens{onToken: onToken}
 	res := src.StreamDeltas(ctx, upstream.Call{Messages: c.messages, Model: c.model, MaxTokens: c.maxTokens,
-		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken, Pace: c.pace}, h)
+		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken}, h)
 	return result{text: h.text.String(), started: res.Started, finish: res.Finish, err: res.Err, usage: h.usage}
 }
 

@@ -134,10 +134,6 @@ type Call struct {
 	// Stall is the silence after the first content that cuts the stream
 	// (0: the endpoint's stall_ms).
 	Stall time.Duration
-	// Pace, when set, reads the body at most once per Pace after the first
-	// content (see pacedBody): for a caller that shows the text in steps
-	// of Pace anyway. 0: every event is read as it comes.
-	Pace time.Duration
 }
 
 // Handler takes the chunks of one stream, in order, on the goroutine that
@@ -234,14 +230,7 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		return res
 	}
 	defer raw.Body.Close()
-	var body io.Reader = raw.Body
-	var paced *pacedBody
-	if call.Pace > 0 {
-		paced = &pacedBody{r: raw.Body, ctx: sctx, pace: call.Pace}
-		defer paced.stop()
-		body = paced
-	}
-	ev := newEventReader(body, c.ep.APIKey)
+	ev := newEventReader(raw.Body, c.ep.APIKey)
 	for {
 		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
@@ -260,7 +249,6 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		if content && !res.Started {
 			res.Started = true
 			phase.Store(phaseStreaming)
-			paced.arm()
 		}
 		if err == nil && (finish != "" || !ev.ready()) {
 			err = s.flush() // nothing more at hand: the handler passes on what it gathered
@@ -271,7 +259,6 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		}
 		if finish != "" {
 			res.Finish = finish
-			paced.disarm()
 			drain(ev, s, watchdog)
 			break
 		}

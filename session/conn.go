@@ -33,7 +33,6 @@ type conn struct {
 	ctx     context.Context // bounds each write with writeTimeout; the hub's
 	in      *inRate         // owned by the reader (handshake, then readLoop)
 	img     imageParts      // the screenshot being received; owned by the reader
-	reads   *pacedReads     // the socket's reads, paced while audio streams; nil: unpaced
 	limit   int             // pending messages allowed
 	writers sync.WaitGroup  // the writer, while it runs
 	mu      sync.Mutex

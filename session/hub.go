@@ -94,14 +94,12 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	up := &slimUpgrade{ResponseWriter: w}
-	ws, err := websocket.Accept(up, r, &websocket.AcceptOptions{OriginPatterns: h.origins})
+	ws, err := websocket.Accept(slimUpgrade{w}, r, &websocket.AcceptOptions{OriginPatterns: h.origins})
 	if err != nil {
 		return // Accept wrote the response
 	}
 	ws.SetReadLimit(readLimit)
 	c := newConn(h.ctx, ws, h.cfg.SendQueue)
-	c.reads = up.reads
 	if !h.track(c) {
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		ws.CloseNow()

@@ -41,7 +41,6 @@ func (c *conn) read(ctx context.Context) (websocket.MessageType, *[]byte, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	c.reads.audio(typ == websocket.MessageBinary)
 	bp := readBuffers.Get().(*[]byte)
 	*bp, err = readAll(r, (*bp)[:0])
 	if err != nil {

@@ -129,9 +129,10 @@ func (p *Pool) Backends() []BackendStatus {
 // least loaded first, then the cloud (finals only); a backend that is up
 // by its own health but whose shared circuit is open (Config.Circuits) is
 // tried only after those, as a last resort. A partial is refused at
-// once with ErrBusy when every server has work waiting; a final waits for
-// queue room. It blocks until a transcript, ErrUnavailable, ctx's end, or
-// Close (ErrClosed).
+// once with ErrBusy when every server has work waiting; a final takes
+// room in any server's queue, and waits only while every queue is full.
+// It blocks until a transcript, ErrUnavailable, ctx's end, or Close
+// (ErrClosed).
 func (p *Pool) Recognize(ctx context.Context, pcm []int16, lang string, partial bool) (text, source string, err error) {
 	if p.ctx.Err() != nil {
 		return "", "", ErrClosed

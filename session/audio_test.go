@@ -43,13 +43,9 @@ func whisperSaying(t *testing.T, said string) (*memServer, *vendorsim.Server, *a
 // between audio_start and audio_stop. It may run on its own goroutine, so
 // it returns its error instead of failing the test.
 func (c *client) streamWAV(path string, speed int) error {
-	raw, err := os.ReadFile(path)
+	pcm, err := readWAV(path)
 	if err != nil {
 		return err
-	}
-	pcm, rate, err := asr.DecodeWAV(raw)
-	if err != nil || rate != 16000 {
-		return fmt.Errorf("decode %s: rate %d, %v", path, rate, err)
 	}
 	write := func(typ websocket.MessageType, b []byte) error {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -73,6 +69,19 @@ func (c *client) streamWAV(path string, speed int) error {
 		<-tick.C
 	}
 	return write(websocket.MessageText, []byte(`{"type":"audio_stop"}`))
+}
+
+// readWAV reads a 16 kHz WAV's samples.
+func readWAV(path string) ([]int16, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pcm, rate, err := asr.DecodeWAV(raw)
+	if err != nil || rate != 16000 {
+		return nil, fmt.Errorf("decode %s: rate %d, %v", path, rate, err)
+	}
+	return pcm, nil
 }
 
 // streaming runs streamWAV on its own goroutine, which ends it with a
@@ -245,11 +254,7 @@ func TestAudioStopFlushesTheOpenUtterance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms, _ := audioStack(t)
 		c, _ := ms.start(t)
-		raw, err := os.ReadFile("../asr/testdata/en_questions.wav")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pcm, _, err := asr.DecodeWAV(raw)
+		pcm, err := readWAV("../asr/testdata/en_questions.wav")
 		if err != nil {
 			t.Fatal(err)
 		}

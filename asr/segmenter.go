@@ -18,6 +18,7 @@ type segmenter struct {
 	vad     *VAD
 	preroll int64 // samples kept before the onset
 	tail    int64 // samples kept after the end of speech
+	room    int   // samples an utterance's buffer has room for beyond its pre-roll
 
 	frame    []int16 // samples of the next frame, len < FrameSamples
 	carry    byte    // first byte of a sample split across writes
@@ -46,6 +47,7 @@ func newSegmenter(cfg Config) *segmenter {
 		vad:     v,
 		preroll: preroll,
 		tail:    int64(min(tailMs, cfg.SilenceMs)) * SampleRate / 1000,
+		room:    min(uttRoom, (cfg.MaxUtteranceMs+tailMs)*SampleRate/1000), // an utterance never grows past its cut
 		frame:   make([]int16, 0, FrameSamples),
 		recent:  newRing(keep),
 	}
@@ -101,7 +103,7 @@ func (s *segmenter) boundary(b Boundary) {
 	switch b.Kind {
 	case SpeechStart:
 		start := max(b.At-s.preroll, s.lastEnd, s.pos-int64(s.recent.len()))
-		s.utt = s.recent.last(int(s.pos - start))
+		s.utt = s.recent.last(int(s.pos-start), s.room)
 		s.uttStart, s.open = start, true
 		s.events = append(s.events, segEvent{opened: true, start: start})
 	case SpeechEnd:
@@ -152,14 +154,15 @@ func (r *ring) push(p []int16) {
 }
 
 // uttRoom is how much an utterance may grow before its buffer is copied
-// into a larger one: a spoken question usually takes two to four seconds,
-// and every copy of a growing utterance is garbage.
+// into a larger one (at most max_utterance_ms): a spoken question usually
+// takes two to four seconds, and every copy of a growing utterance is
+// garbage.
 const uttRoom = 4 * SampleRate
 
 // last returns a new slice with the last k samples (k ≤ len), with room
-// for an utterance to grow (uttRoom).
-func (r *ring) last(k int) []int16 {
-	out := make([]int16, k, k+uttRoom)
+// more samples of capacity for an utterance to grow.
+func (r *ring) last(k, room int) []int16 {
+	out := make([]int16, k, k+room)
 	start := (r.w - k + len(r.buf)) % len(r.buf)
 	n := copy(out, r.buf[start:min(start+k, len(r.buf))])
 	copy(out[n:], r.buf[:k-n])

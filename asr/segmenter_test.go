@@ -104,11 +104,11 @@ func TestRingKeepsTheLastSamples(t *testing.T) {
 	r := newRing(5)
 	r.push([]int16{1, 2, 3})
 	r.push([]int16{4, 5, 6, 7})
-	if got := r.last(5); !slices.Equal(got, []int16{3, 4, 5, 6, 7}) {
+	if got := r.last(5, 0); !slices.Equal(got, []int16{3, 4, 5, 6, 7}) {
 		t.Fatalf("last(5) = %v", got)
 	}
 	r.push([]int16{8, 9, 10, 11, 12, 13})
-	if got := r.last(2); !slices.Equal(got, []int16{12, 13}) {
+	if got := r.last(2, 0); !slices.Equal(got, []int16{12, 13}) {
 		t.Fatalf("last(2) = %v", got)
 	}
 }

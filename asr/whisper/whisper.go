@@ -133,8 +133,8 @@ func newForm(wav []byte, lang string) (*form, error) {
 func (f *form) body() io.ReadCloser { return &formBody{parts: [][]byte{f.head, f.wav, f.tail}} }
 
 // formBody reads the parts of a form in turn. Its WriteTo hands them to
-// the connection's writer as they are, where a copy (io.MultiReader's,
-// net.TCPConn's ReadFrom) would take a 32 KiB buffer for each request.
+// the transport's writer as they are, where io.MultiReader's would take a
+// 32 KiB buffer of its own for each request.
 type formBody struct{ parts [][]byte }
 
 func (b *formBody) Read(p []byte) (int, error) {

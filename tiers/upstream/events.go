@@ -13,7 +13,7 @@ import (
 
 // Bounds of the event reader.
 const (
-	readBuffer   = 4 << 10 // bytes read from the body at a time; one read usually holds several events, and a longer line is read in pieces
+	readBuffer   = 4 << 10 // bytes read from the body at a time; a longer line is read in pieces
 	maxEventSize = 1 << 20 // bytes of one event's data; a longer event breaks the stream
 )
 

@@ -191,7 +191,6 @@ type recognition struct {
 // r.err ends the call.
 func (p *Pool) onWhisper(r *recognition, servers []*server) (text, source string, done bool) {
 	for len(servers) > 0 {
-		room := p.room.wait()
 		var full []*server
 		for _, s := range servers {
 			text, err := p.onServer(r.ctx, s, &job{ctx: r.ctx, wav: r.wav, audio: r.audio, lang: r.lang, partial: r.partial, done: make(chan jobResult, 1)})
@@ -215,15 +214,31 @@ func (p *Pool) onWhisper(r *recognition, servers []*server) (text, source string
 		if len(full) == 0 {
 			break
 		}
-		select {
-		case <-room:
-		case <-r.ctx.Done():
+		if !p.waitRoom(r.ctx, full) {
 			r.err = r.ctx.Err()
 			return "", "", true
 		}
 		servers = byLoad(full)
 	}
 	return "", "", false
+}
+
+// waitRoom waits until a final may find room in one of full's queues: one
+// has room already, or the pool's bell hands this caller a freed slot. It
+// reports false when ctx ends first. It enrols before it looks, so a slot
+// freed in between is not missed.
+func (p *Pool) waitRoom(ctx context.Context, full []*server) bool {
+	w := p.room.listen()
+	defer p.room.leave(w)
+	if slices.ContainsFunc(full, (*server).hasRoom) {
+		return true
+	}
+	select {
+	case <-w.rung:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // byLoad sorts servers least loaded first.

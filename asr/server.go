@@ -34,7 +34,7 @@ type server struct {
 	depth  int // finals that may wait
 	health health
 
-	room *bell // the pool's: rung when a final leaves this queue
+	room *bell // the pool's: rung when a final leaves this queue, for one waiter
 
 	mu       sync.Mutex
 	finals   []*job        // FIFO. Guarded by mu.
@@ -48,30 +48,6 @@ func newServer(name string, c *whisper.Client, depth int, room *bell) *server {
 	return &server{name: name, client: c, depth: depth, room: room, wake: make(chan struct{}, 1)}
 }
 
-// bell wakes everyone waiting on it each time it rings: the pool's finals
-// waiting for room in any whisper queue.
-type bell struct {
-	mu sync.Mutex
-	ch chan struct{} // closed and replaced by ring
-}
-
-func newBell() *bell { return &bell{ch: make(chan struct{})} }
-
-// wait is closed at the next ring. Take it before looking at what it
-// signals, so that a ring in between is not missed.
-func (b *bell) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ch
-}
-
-func (b *bell) ring() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	close(b.ch)
-	b.ch = make(chan struct{})
-}
-
 // load is the work ahead of a new job: waiting jobs plus the running one.
 func (s *server) load() int {
 	s.mu.Lock()
@@ -81,6 +57,14 @@ func (s *server) load() int {
 		n++
 	}
 	return n
+}
+
+// hasRoom reports whether a final would be queued now, or would learn
+// that the server closed.
+func (s *server) hasRoom() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed || len(s.finals) < s.depth
 }
 
 // errFull refuses a final at a server whose queue is full: the pool
@@ -122,14 +106,12 @@ func (s *server) withdraw(j *job) {
 	defer s.mu.Unlock()
 	if i := slices.Index(s.finals, j); i >= 0 {
 		s.finals = slices.Delete(s.finals, i, i+1)
-		s.roomLocked()
+		s.room.ring()
 	}
 	if i := slices.Index(s.partials, j); i >= 0 {
 		s.partials = slices.Delete(s.partials, i, i+1)
 	}
 }
-
-func (s *server) roomLocked() { s.room.ring() }
 
 // next pops the next job, finals first, and marks the server busy; nil
 // when nothing waits.
@@ -140,7 +122,7 @@ func (s *server) next() *job {
 	switch {
 	case len(s.finals) > 0:
 		j, s.finals = s.finals[0], s.finals[1:]
-		s.roomLocked()
+		s.room.ring()
 	case len(s.partials) > 0:
 		j, s.partials = s.partials[0], s.partials[1:]
 	}
@@ -173,7 +155,7 @@ func (s *server) close() {
 		j.done <- jobResult{err: ErrClosed}
 	}
 	s.finals, s.partials = nil, nil
-	s.roomLocked()
+	s.room.ringAll() // every waiter tries again and finds the server closed
 }
 
 // decode runs one job under the request timeout, also ended by ctx (the

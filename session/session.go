@@ -97,8 +97,16 @@ func (s *Session) logger() *zerolog.Logger {
 }
 
 // post delivers msg to the session's run goroutine, or gives up when ctx or
-// the session is done.
+// the session is done. While the inbox has room it queues msg without a
+// select over the three channels (most posts: audio frames, answer
+// events), even for a session that has just ended; a caller that waits
+// for a reply also waits on done.
 func (s *Session) post(ctx context.Context, msg any) bool {
+	select {
+	case s.inbox <- msg:
+		return true
+	default:
+	}
 	select {
 	case s.inbox <- msg:
 		return true

@@ -243,6 +243,37 @@ func TestPoolSpreadsABurstOfFinals(t *testing.T) {
 	})
 }
 
+// TestPoolPassesOnTheSlotOfAFinalThatGaveUp: a waiting final whose caller
+// gives up does not take a freed slot with it; the next waiting final
+// gets it.
+func TestPoolPassesOnTheSlotOfAFinalThatGaveUp(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, rigOptions{delay: time.Second, cfg: Config{QueueDepth: 1}})
+		running := recognizeAsync(t.Context(), r.pool, false)
+		synctest.Wait()
+		queued := recognizeAsync(t.Context(), r.pool, false)
+		synctest.Wait()
+		quitter, quit := context.WithCancel(t.Context())
+		gaveUp := recognizeAsync(quitter, r.pool, false) // waits first
+		synctest.Wait()
+		waiting := recognizeAsync(t.Context(), r.pool, false) // waits second
+		synctest.Wait()
+		quit()
+		if res := <-gaveUp; !errors.Is(res.err, context.Canceled) {
+			t.Fatalf("the final that gave up: err = %v, want context.Canceled", res.err)
+		}
+		for i, want := range []time.Duration{time.Second, 2 * time.Second} {
+			if res := <-[]<-chan result{running, queued}[i]; res.err != nil || res.at != want {
+				t.Fatalf("final %d: done after %v (%v), want %v", i, res.at, res.err, want)
+			}
+		}
+		if res := <-waiting; res.err != nil || res.at != 3*time.Second {
+			t.Fatalf("the final that kept waiting: done after %v (%v), want 3 s (the slot the other gave up)", res.at, res.err)
+		}
+	})
+}
+
 func TestPoolFallsThroughToCloud(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

@@ -47,6 +47,11 @@ func (c *client) streamWAV(path string, speed int) error {
 	if err != nil {
 		return err
 	}
+	return c.streamPCM(pcm, speed)
+}
+
+// streamPCM is streamWAV for samples already read.
+func (c *client) streamPCM(pcm []int16, speed int) error {
 	write := func(typ websocket.MessageType, b []byte) error {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
@@ -259,19 +264,9 @@ func TestAudioStopFlushesTheOpenUtterance(t *testing.T) {
 			t.Fatal(err)
 		}
 		pcm = pcm[:(2414+100)*16] // the first utterance ends at 2414 ms
-		c.send(map[string]any{"type": "audio_start", "sample_rate": 16000, "encoding": "pcm_s16le", "source": "tab"})
-		const frame = 640 // 40 ms, as the browser sends
-		buf := make([]byte, 2*frame)
-		for i := 0; i+frame <= len(pcm); i += frame {
-			for j, s := range pcm[i : i+frame] {
-				buf[2*j], buf[2*j+1] = byte(s), byte(s>>8)
-			}
-			if err := c.ws.Write(t.Context(), websocket.MessageBinary, buf); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(40 * time.Millisecond)
+		if err := c.streamPCM(pcm, 1); err != nil {
+			t.Fatal(err)
 		}
-		c.send(map[string]any{"type": "audio_stop"})
 		for {
 			m := c.read()
 			if m.str("type") == "caption" && m["final"] == true {

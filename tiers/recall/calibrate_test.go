@@ -58,6 +58,11 @@ func ceiling(obs []observation, lang string) scores {
 	return tally(obs, lang, func(observation) bool { return true })
 }
 
+// cells formats sc as one sweep cell: right, wrong and false-hit percent.
+func (sc scores) cells() string {
+	return fmt.Sprintf("   %5.1f %4.1f %4.1f", 100*sc.right.frac(), 100*sc.wrong.frac(), 100*sc.falseHit.frac())
+}
+
 // tally scores the observations of one language that have a best
 // template, with hit deciding which of them are hits.
 func tally(obs []observation, lang string, hit func(observation) bool) scores {
@@ -97,8 +102,7 @@ func TestCalibration(t *testing.T) {
 	}
 	row := func(b *strings.Builder, lang string, th, mg float64, w wholeTurn, mark bool) {
 		for _, obs := range sets {
-			sc := decide(obs, lang, th, mg, w)
-			fmt.Fprintf(b, "   %5.1f %4.1f %4.1f", 100*sc.right.frac(), 100*sc.wrong.frac(), 100*sc.falseHit.frac())
+			b.WriteString(decide(obs, lang, th, mg, w).cells())
 		}
 		if mark {
 			b.WriteString("  <- default")
@@ -110,8 +114,7 @@ func TestCalibration(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "\n%s (right wrong false on %s)\nevery best template taken", lang, strings.Join(names, ", "))
 		for _, obs := range sets {
-			sc := ceiling(obs, lang)
-			fmt.Fprintf(&b, "   %5.1f %4.1f %4.1f", 100*sc.right.frac(), 100*sc.wrong.frac(), 100*sc.falseHit.frac())
+			b.WriteString(ceiling(obs, lang).cells())
 		}
 		b.WriteString("  <- the most right hits any rule on this ranking can give\nthreshold margin\n")
 		for th := 0.08; th <= 0.201; th += 0.01 {

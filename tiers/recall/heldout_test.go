@@ -201,8 +201,11 @@ func testHeldout(t *testing.T, name string, fl map[string]floors, verbose bool) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := heldoutScores(t, s, loadHeldout(t, name), verbose)
-	t.Logf("%s:%s", name, table(sc))
+	hs := loadHeldout(t, name)
+	sc := heldoutScores(t, s, hs, verbose)
+	obs := observe(t, s, hs)
+	t.Logf("%s:%s\nevery best template taken (right wrong false): zh%s, en%s", name, table(sc),
+		ceiling(obs, LangZH).cells(), ceiling(obs, LangEN).cells())
 	for _, slice := range []string{"all", LangZH, LangEN} {
 		fl[slice].check(t, slice, sc[slice])
 	}

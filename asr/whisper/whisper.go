@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -103,14 +104,13 @@ type form struct {
 }
 
 func newForm(wav []byte, lang string) (*form, error) {
-	var head, tail bytes.Buffer
-	to := &switchWriter{w: &head}
-	w := multipart.NewWriter(to)
+	var buf bytes.Buffer // the part's header, then the fields after the WAV
+	w := multipart.NewWriter(&buf)
 	h := make(textproto.MIMEHeader)
 	h.Set("Content-Disposition", `form-data; name="file"; filename="clip.wav"`)
 	h.Set("Content-Type", "audio/wav")
 	_, err := w.CreatePart(h) // the WAV follows the part's header in the body
-	to.w = &tail
+	split := buf.Len()
 	fields := [][2]string{{"response_format", "json"}, {"temperature", "0.0"}}
 	if lang != "" {
 		fields = append(fields, [2]string{"language", lang})
@@ -126,51 +126,17 @@ func newForm(wav []byte, lang string) (*form, error) {
 	if err != nil {
 		return nil, fmt.Errorf("whisper: build form: %w", err)
 	}
-	return &form{head: head.Bytes(), tail: tail.Bytes(), wav: wav, contentType: w.FormDataContentType()}, nil
+	b := buf.Bytes()
+	return &form{head: b[:split], tail: b[split:], wav: wav, contentType: w.FormDataContentType()}, nil
 }
 
-// body is a fresh reader of the whole body (a retry reads it again).
-func (f *form) body() io.ReadCloser { return &formBody{parts: [][]byte{f.head, f.wav, f.tail}} }
-
-// formBody reads the parts of a form in turn. Its WriteTo hands them to
-// the transport's writer as they are, where io.MultiReader's would take a
-// 32 KiB buffer of its own for each request.
-type formBody struct{ parts [][]byte }
-
-func (b *formBody) Read(p []byte) (int, error) {
-	for len(b.parts) > 0 && len(b.parts[0]) == 0 {
-		b.parts = b.parts[1:]
-	}
-	if len(b.parts) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, b.parts[0])
-	b.parts[0] = b.parts[0][n:]
-	return n, nil
-}
-
-func (b *formBody) WriteTo(w io.Writer) (int64, error) {
-	var total int64
-	for len(b.parts) > 0 {
-		n, err := w.Write(b.parts[0])
-		total += int64(n)
-		b.parts[0] = b.parts[0][n:]
-		if err != nil {
-			return total, err
-		}
-		b.parts = b.parts[1:]
-	}
-	return total, nil
-}
-
-func (b *formBody) Close() error { return nil }
+// body is a fresh reader of the whole body (a retry reads it again). Its
+// WriteTo (net.Buffers') hands the parts to the transport's writer as they
+// are, where io.MultiReader's would take a 32 KiB buffer of its own for
+// each request.
+func (f *form) body() io.ReadCloser { return io.NopCloser(&net.Buffers{f.head, f.wav, f.tail}) }
 
 func (f *form) size() int64 { return int64(len(f.head) + len(f.wav) + len(f.tail)) }
-
-// switchWriter writes to w, which newForm moves from the head to the tail.
-type switchWriter struct{ w io.Writer }
-
-func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
 
 type response struct {
 	Text  *string `json:"text"`

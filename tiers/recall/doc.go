@@ -28,7 +28,7 @@
 // DefaultMargins, wholeTurns, calibrated on the dev halves of
 // testdata; the test halves are scored, never tuned on).
 //
-// The features need no model weights and no network: English stems and
-// stem bigrams, Chinese character n-grams and a hand-built bilingual
+// The features need no model weights and no network: English stems,
+// stem bigrams and character n-grams of words, Chinese character n-grams and a hand-built bilingual
 // lexicon of interview concepts, weighted by idf over the bank.
 package recall

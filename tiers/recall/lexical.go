@@ -10,8 +10,8 @@ const (
 )
 
 // lexical is a BM25 inverted index over the features of a set of
-// wordings (the offline embedder's features: English stems and stem
-// bigrams, Chinese character n-grams, lexicon concepts). It generates a
+// wordings (the offline embedder's features: English stems, stem
+// bigrams and word n-grams, Chinese character n-grams, lexicon concepts). It generates a
 // query's candidates and scores them; it is read-only after newLexical.
 type lexical struct {
 	postings map[uint64][]posting // feature → wordings that have it

@@ -47,7 +47,7 @@ type wholeTurn struct {
 
 var wholeTurns = map[string]wholeTurn{
 	LangZH: {cover: 0.4, coverMargin: 0.02, followThreshold: 0.28, followMargin: 0.05},
-	LangEN: {cover: 0.35, coverMargin: 0.05, followThreshold: 0.2, followMargin: 0.02},
+	LangEN: {cover: 0.35, coverMargin: 0.035, followThreshold: 0.2, followMargin: 0.02},
 }
 
 // designMargins raise the margin of a design question where the

@@ -159,3 +159,41 @@ func fileExists(name string) bool {
 	_, err := os.Stat(name)
 	return err == nil
 }
+
+// TestParaphraseCurve prints the ranking's ceiling (see ceiling) on the
+// dev halves when each template keeps only its first k paraphrases per
+// language, then all of them: whether more wordings of the kind the bank
+// holds would still raise it. go test -run ParaphraseCurve -v ./tiers/recall/
+func TestParaphraseCurve(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nparaphrases  zh right wrong false on %s; then en", strings.Join(devSets(t), ", "))
+	const all = math.MaxInt
+	for _, k := range []int{4, 8, 12, 16, all} {
+		bank := realBank(t)
+		for _, q := range bank.Questions {
+			q.Paraphrases.ZH = q.Paraphrases.ZH[:min(k, len(q.Paraphrases.ZH))]
+			q.Paraphrases.EN = q.Paraphrases.EN[:min(k, len(q.Paraphrases.EN))]
+		}
+		s, err := NewStore(bank, Config{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obs [][]observation
+		for _, name := range devSets(t) {
+			obs = append(obs, observe(t, s, loadHeldout(t, name)))
+		}
+		if k == all {
+			b.WriteString("\n  all       ")
+		} else {
+			fmt.Fprintf(&b, "\n  %2d        ", k)
+		}
+		for _, lang := range []string{LangZH, LangEN} {
+			for _, o := range obs {
+				b.WriteString(ceiling(o, lang).cells())
+			}
+			b.WriteString("  |")
+		}
+	}
+	t.Log(b.String())
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Type is the kind of question an interviewer's utterance is; every level
@@ -48,6 +49,7 @@ func Prepare() { model() }
 // candidate's own experience); any other question or request is
 // behavioural, and text that asks nothing is a statement.
 func Classify(text, lang string) Type {
+	text = askedPart(text)
 	r := classifyRules(text, lang)
 	if preciseRules[r] {
 		return r
@@ -76,7 +78,7 @@ var preciseRules = map[Type]bool{Smalltalk: true, Design: true, Concept: true, P
 // classifyRules is Classify by the rules alone.
 func classifyRules(text, lang string) Type {
 	_ = lang
-	c := newCues(text)
+	c := newCues(askedPart(text))
 	for _, r := range typeRules {
 		if r.en(c) || r.zh(c) {
 			return r.typ
@@ -124,12 +126,7 @@ func topicAsk(t string) bool {
 		}
 	}
 	w := s.en.stripFillers(words(last))
-	han := 0
-	for _, r := range last {
-		if unicode.Is(unicode.Han, r) {
-			han++
-		}
-	}
+	han := countHan(last)
 	switch {
 	case len(w)+han == 0 || len(w) > topicWords || han > topicHan:
 		return false
@@ -155,6 +152,108 @@ func newCues(text string) cues {
 	return c
 }
 
+// smalltalkCueEN and smalltalkCueZH are the small-talk rule: a check-in
+// or small-talk cue ("can you hear me", "你好").
+func smalltalkCueEN(c cues) bool {
+	w := Default().en.stripFillers(c.words)
+	return c.question && containsAnyPhrase(c.words, smalltalkEN) || slices.Equal(w, []string{"how", "are", "you"})
+}
+
+func smalltalkCueZH(c cues) bool { return containsAnySubstring(c.text, smalltalkZH) }
+
+// askedPart returns what the type rules read of text: the part after the
+// clause of its last small-talk cue (normalized) when that part asks on
+// its own (see asksOnItsOwn), else text itself. A greeting or a check-in
+// before a question does not make the turn small talk ("你好 我是二面的面试官
+// … TCP 和 UDP 有什么区别", "Hi, can you hear me? Great, so tell me about
+// yourself"). web/static/coach.js has the same rule.
+func askedPart(text string) string {
+	t := normalize(text)
+	if c := newCues(text); !smalltalkCueEN(c) && !smalltalkCueZH(c) {
+		return text
+	}
+	end := lastCueEnd(t)
+	if end == 0 { // "how are you" alone
+		return text
+	}
+	rest := t[end:]
+	if i := strings.IndexAny(rest, Default().sentenceBreaks+Default().clauseBreaks+"?？"); i >= 0 {
+		_, n := utf8.DecodeRuneInString(rest[i:])
+		rest = rest[i+n:] // the cue's own sentence ends first ("can you hear us alright? …")
+	}
+	if !asksOnItsOwn(rest) {
+		return text
+	}
+	return rest
+}
+
+// asksOnItsOwn reports whether rest, what a turn says after its small
+// talk, is a question of its own: it asks, and it is a request ("tell me
+// about yourself", "讲一个…") or a question the rules give a type other
+// than their behavioural default. Any other question after small talk is
+// most often one more check-in ("is the video frozen?", "你刚说到哪了？",
+// "can you confirm you're in a private space"), so the turn stays small
+// talk (measured on the type sets and the recall dev halves: letting long
+// questions through too typed check-ins as questions).
+func asksOnItsOwn(rest string) bool {
+	w := Default().en.stripFillers(words(rest))
+	switch {
+	case !newCues(rest).question:
+		return false
+	case containsAnyPhrase(w, requestEN) || containsAnySubstring(rest, requestZH):
+		return true
+	}
+	return classifyRules(rest, "") != Behavioural
+}
+
+// lastCueEnd returns the byte offset in t (normalized) just after its
+// last small-talk cue: a Chinese one anywhere, an English phrase between
+// word boundaries; 0 when t has none.
+func lastCueEnd(t string) int {
+	end := 0
+	for _, cue := range smalltalkZH {
+		if i := strings.LastIndex(t, cue); i >= 0 {
+			end = max(end, i+len(cue))
+		}
+	}
+	for _, p := range smalltalkEN.all {
+		cue := strings.Join(p, " ")
+		for hay := t; ; {
+			i := strings.LastIndex(hay, cue)
+			if i < 0 {
+				break
+			}
+			if wordEdge(t, i-1) && wordEdge(t, i+len(cue)) {
+				end = max(end, i+len(cue))
+				break
+			}
+			hay = hay[:i+len(cue)-1]
+		}
+	}
+	return end
+}
+
+// wordEdge reports whether byte i of t is outside t or not part of an
+// English word (see words).
+func wordEdge(t string, i int) bool {
+	if i < 0 || i >= len(t) {
+		return true
+	}
+	b := t[i]
+	return !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '\'')
+}
+
+// countHan counts the Chinese characters of s.
+func countHan(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			n++
+		}
+	}
+	return n
+}
+
 // typeRule decides one type from English and from Chinese cues.
 type typeRule struct {
 	typ Type
@@ -164,11 +263,7 @@ type typeRule struct {
 
 // typeRules are tried in order; the first that fires names the type.
 var typeRules = []typeRule{
-	{Smalltalk, func(c cues) bool {
-		w := Default().en.stripFillers(c.words)
-		return c.question && containsAnyPhrase(c.words, smalltalkEN) || slices.Equal(w, []string{"how", "are", "you"})
-	},
-		func(c cues) bool { return containsAnySubstring(c.text, smalltalkZH) }},
+	{Smalltalk, smalltalkCueEN, smalltalkCueZH},
 	{Logistics, func(c cues) bool { return containsAnyPhrase(c.words, logisticsEN) },
 		func(c cues) bool { return containsAnySubstring(c.text, logisticsZH) }},
 	{Concept, func(c cues) bool { return containsAnyPhrase(c.words, conceptFirstEN) },
@@ -198,7 +293,7 @@ var typeRules = []typeRule{
 // anywhere in the utterance; Chinese entries are substrings.
 var (
 	smalltalkEN = phrases(strings.Split("hows it going|good weekend|ready to get started|grab lunch|need a minute|a good time|coming through|your week|hear me|can you hear|you hear me|hear you|see my screen|see me okay|see me ok|my screen|your audio|my audio|your mic|my mic|on mute|muted|your camera|the connection|connection okay|how's your day|how is your day|how's it going|how is it going|how are you doing|how are you today|how have you been|how was your weekend|how's your week|the weather|find us okay|find the office|get here okay|nice to meet you|good to meet you|can you see|are you there|still there|lagging|breaking up|cut out|good morning|good afternoon|grab a coffee|some water", "|"))
-	smalltalkZH = strings.Fields("喝口水 链接能打开 在吗 紧张 放松 状态怎么样 听得见 听得到 听清 听见 能听到 声音 网络 卡了 卡顿 信号 麦克风 静音 摄像头 屏幕共享 看得到我 看得见我 共享屏幕 吃饭了 吃了吗 天气 最近怎么样 今天怎么样 过得怎么样 今天过得 路上 好找吗 辛苦了 你好 早上好 下午好 还在吗 断断续续 声音断了 网络断了 喝点水")
+	smalltalkZH = strings.Fields("喝口水 链接能打开 在吗 紧张 放松 状态怎么样 听得见 听得到 听清 听见 能听到 声音 网络不好 网络不太好 网络有点 网络不稳 网络卡 卡了 卡顿 信号不好 信号不太好 没信号 信号差 麦克风 静音 摄像头 屏幕共享 看得到我 看得见我 共享屏幕 吃饭了 吃了吗 天气 最近怎么样 今天怎么样 过得怎么样 今天过得 路上 好找吗 辛苦了 你好 早上好 下午好 还在吗 断断续续 声音断了 网络断了 喝点水")
 
 	logisticsEN = phrases(strings.Split("interviewing anywhere|send over|portfolio|vacation|time off|salary|salary expectations|compensation|total comp|comp|pay|money|pay range|expecting to earn|number did you have in mind|notice period|notice|handover|start date|when can you start|when could you start|could you start|can you start|how soon could you|how soon can you|be available|join us|relocate|relocating|relocation|moving be|allow you to move|long hours|extra hours|evenings or weekends|working overtime|overtime|business travel|travel|client sites|remote|remotely|hybrid|on-site|onsite|into the office|working arrangement|questions for us|questions for me|any questions|questions you have|like to ask me|want to know about the team|can i tell you about|other offers|offers on the table|any offers|job search|other companies|interviewing elsewhere|non-compete|restrictive|confidentiality|non-solicit|your contract|references|reference check|background check|former manager|contact your|next steps|next round|the process|interview process|hiring process|visa|sponsorship|benefits|working hours|our offer|offered you|top choice|budget|that figure|lower than that|below your expectations", "|"))
 	logisticsZH = strings.Fields("外包 转正 试用期 哪天方便 作品集 要问我的 问我的吗 去北京 去上海 去深圳 去杭州 薪资 薪水 薪酬 工资 待遇 期望薪 年薪 月薪 年包 价位 收入 拿多少 多少钱 给到 钱少 预算 通知期 离职期 提前多久 交接 到岗 什么时候入职 什么时候可以入职 多久能入职 入职时间 过来上班 能来吗 会来吗 搬到 搬过来 换城市 外派 异地 出差 客户现场 出去一两次 远程 坐班 在家办公 来公司 混合办公 加班 周末可能要 问题想问 问题要问 想了解的 有什么疑问 给你提问 还在看哪些机会 求职进展 做决定 其他公司 别的公司 offer 竞业 劳动合同 限制条款 背调 背景调查 证明人 联系他 下一轮 几轮 面试流程 招聘流程 面试安排 签证 福利 五险 社保 工作时间 上班时间 多久出结果 意向")

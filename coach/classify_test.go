@@ -145,3 +145,31 @@ func BenchmarkClassify(b *testing.B) {
 		Classify(text, "en")
 	}
 }
+
+// TestClassifyAfterSmallTalk checks that a greeting or a check-in before a
+// question of its own does not make the turn small talk, and that a
+// second check-in after the first still does.
+func TestClassifyAfterSmallTalk(t *testing.T) {
+	for _, c := range []struct {
+		text, lang string
+		want       Type
+	}{
+		{"Hi, nice to meet you. Let's start, tell me about yourself.", "en", Behavioural},
+		{"hi can you hear me ok great so tell me a bit about yourself", "en", Behavioural},
+		{"Good morning! Okay, first one: how would you design a URL shortener?", "en", Design},
+		{"喂 能听到吗 好 那我们先聊技术 进程和线程有什么区别", "zh", Concept},
+		{"你好你好 不用紧张 先讲一个你最有成就感的项目", "zh", Behavioural},
+		{"Hey, can you hear me? Is the video frozen?", "en", Smalltalk},
+		{"Can you hear Ravi okay? His mic is a bit quiet.", "en", Smalltalk},
+		{"Hi! nice to meet you, how are you", "en", Smalltalk},
+		{"你好 能听到吗", "zh", Smalltalk},
+		{"喂 你好 我这边有点卡 你那边网络不好吗", "zh", Smalltalk},
+		// words that hold a cue's characters but mean something else
+		{"信号量和互斥锁有什么区别", "zh", Concept},
+		{"网络分区是什么意思", "zh", Concept},
+	} {
+		if got := Classify(c.text, c.lang); got != c.want {
+			t.Errorf("Classify(%q) = %s, want %s", c.text, got, c.want)
+		}
+	}
+}

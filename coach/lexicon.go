@@ -22,7 +22,7 @@ type lexiconFile struct {
 
 // lexiconVersion changes whenever the rules that read the lexicon change,
 // so a browser never applies a stale copy with new code.
-const lexiconVersion = 2
+const lexiconVersion = 3
 
 // lexiconJSON is built once from the tables of classify.go.
 var lexiconJSON = sync.OnceValue(func() []byte {

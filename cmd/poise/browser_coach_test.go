@@ -53,6 +53,11 @@ var coachParityInputs = []string{
 	"ACID", "Sliding window maximum.", "Cool. Okay warm up, reverse a linked list", "0-1 背包", "Top K 高频元素",
 	"Okay technical. Stack versus heap memory", "the numbers look good", "Redis, nice.", "实现 memcpy，要考虑内存重叠的情况",
 	"好，Redis 这块可以了", "我们用 Kafka",
+	// a greeting or a check-in, then a question of its own; then one more check-in
+	"Hi, nice to meet you. Let's start, tell me about yourself.", "喂 能听到吗 好 那我们先聊技术 进程和线程有什么区别",
+	"Hey, can you hear me? Is the video frozen?", "Can you hear Ravi okay? His mic is a bit quiet.",
+	"你好你好 不用紧张 先讲一个你最有成就感的项目", "信号量和互斥锁有什么区别", "网络分区是什么意思",
+	"Hi! nice to meet you, how are you",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

@@ -28,7 +28,7 @@ const HAN = /\p{Script=Han}/u;
 // resolves to a Script, or null when neither is usable. It never rejects.
 export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
   const lexicon = await loadJSON(fetchFn, storage, LEXICON_URL, LEXICON_KEY, (f) => {
-    if (!f || f.version !== 2 || !f.en || !f.zh) throw new Error('coach: types.json version must be 2');
+    if (!f || f.version !== 3 || !f.en || !f.zh) throw new Error('coach: types.json version must be 3');
     return f;
   });
   return loadJSON(fetchFn, storage, SCRIPTS_URL, CACHE_KEY, (f) => new Script(f, lexicon));
@@ -139,7 +139,7 @@ export class Script {
         question_type: 'statement',
       };
     }
-    let type = this.classifyCues(c);
+    let type = this.classifyCues(this.cues(this.askedPart(text))); // coach.ClassifyRules
     let countdown = this.countdownS;
     if (this.types[type]) countdown = this.types[type].countdown_s;
     else type = 'behavioural';
@@ -163,10 +163,61 @@ export class Script {
     return this.types[type] ? this.types[type].framework : this.defaultKey;
   }
 
-  // classify returns the question type of text by the classifier's rules
-  // (coach.ClassifyRules).
-  classify(text) {
-    return this.classifyCues(this.cues(text));
+  // askedPart is coach.askedPart: the part of text after the clause of its
+  // last small-talk cue when that part asks on its own, else text itself
+  // ("Hi, can you hear me? Great, so tell me about yourself").
+  askedPart(text) {
+    if (!this.lexicon || !this.smalltalkCue(this.cues(text))) return text;
+    const t = normalize(text);
+    const end = this.lastCueEnd(t);
+    if (end === 0) return text; // "how are you" alone
+    let rest = t.slice(end);
+    const breaks = [...this.sentenceBreaks, ...this.clauseBreaks, '?', '？'];
+    const i = [...rest].findIndex((r) => breaks.includes(r));
+    if (i >= 0) rest = [...rest].slice(i + 1).join(''); // the cue's own sentence ends first
+    return this.asksOnItsOwn(rest) ? rest : text;
+  }
+
+  // asksOnItsOwn is coach.asksOnItsOwn: rest asks, and is a request or a
+  // question the rules give a type other than their behavioural default.
+  asksOnItsOwn(rest) {
+    const L = this.lexicon;
+    const c = this.cues(rest);
+    if (!c.question) return false;
+    if (containsAnyPhrase(this.stripFillers(words(rest)), L.en.request) || anySub(rest, L.zh.request)) return true;
+    return this.classifyCues(c) !== 'behavioural';
+  }
+
+  // lastCueEnd is coach.lastCueEnd: the index in t just after its last
+  // small-talk cue (a Chinese one anywhere, an English phrase between word
+  // boundaries), 0 when there is none.
+  lastCueEnd(t) {
+    const L = this.lexicon;
+    let end = 0;
+    for (const cue of list(L.zh.smalltalk)) {
+      const i = t.lastIndexOf(cue);
+      if (i >= 0) end = Math.max(end, i + cue.length);
+    }
+    const edge = (i) => i < 0 || i >= t.length || !/[a-z0-9']/.test(t[i]);
+    for (const cue of L.en.smalltalk.map((p) => p.join(' '))) {
+      for (let hay = t; ;) {
+        const i = hay.lastIndexOf(cue);
+        if (i < 0) break;
+        if (edge(i - 1) && edge(i + cue.length)) {
+          end = Math.max(end, i + cue.length);
+          break;
+        }
+        hay = hay.slice(0, i + cue.length - 1);
+      }
+    }
+    return end;
+  }
+
+  // smalltalkCue is the small-talk rule of coach/classify.go.
+  smalltalkCue(c) {
+    const L = this.lexicon;
+    return (c.question && containsAnyPhrase(c.words, L.en.smalltalk)) ||
+      this.stripFillers(c.words).join(' ') === 'how are you' || anySub(c.text, L.zh.smalltalk);
   }
 
   // cues is coach.newCues: the text prepared for the type rules. Without a
@@ -208,9 +259,8 @@ export class Script {
     if (!L) return c.question ? 'behavioural' : 'statement';
     const en = (k) => containsAnyPhrase(c.words, L.en[k]);
     const zh = (k) => anySub(c.text, L.zh[k]);
-    const stripped = this.stripFillers(c.words);
     const rules = [
-      ['smalltalk', () => (c.question && en('smalltalk')) || stripped.join(' ') === 'how are you' || zh('smalltalk')],
+      ['smalltalk', () => this.smalltalkCue(c)],
       ['logistics', () => en('logistics') || zh('logistics')],
       ['concept', () => en('concept_first') || (zh('concept_first') && !zh('project'))],
       ['coding', () => en('coding') || zh('coding')],

@@ -17,8 +17,7 @@ type observation struct {
 	lang, want string // want: the template asked; "" for a negative
 	got        string // "" when the utterance's type or Asks allows no template
 	typ        coach.Type
-	sim, lead  float64
-	cover      float64
+	ev         evidence
 }
 
 // observe matches every item of hs with the lexical matcher, before the
@@ -29,7 +28,7 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	add := func(it heldoutItem) {
 		o := observation{lang: scriptOf(it.Text), want: it.ID, typ: coach.Classify(it.Text, it.Lang)}
 		if kind, ok := family(o.typ); ok && coach.Asks(it.Text) {
-			o.got, o.sim, o.lead, o.cover = s.nearest(s.cols[collectionKey(o.lang, kind)], it.Text)
+			o.got, o.ev = s.nearest(s.cols[collectionKey(o.lang, kind)], it.Text)
 		}
 		obs = append(obs, o)
 	}
@@ -46,9 +45,14 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 // whole-turn rules w to observations of one language and returns the
 // scores.
 func decide(obs []observation, lang string, th, mg float64, w wholeTurn) scores {
+	return decideTopic(obs, lang, th, mg, w, defaultTopicShare)
+}
+
+// decideTopic is decide with a topic share other than the default.
+func decideTopic(obs []observation, lang string, th, mg float64, w wholeTurn, topic float64) scores {
 	s := &Store{thresholds: map[string]float64{lang: th}, margins: map[string]float64{lang: mg},
-		wholeTurn: map[string]wholeTurn{lang: w}}
-	return tally(obs, lang, func(o observation) bool { return s.hit(lang, o.typ, o.sim, o.lead, o.cover) })
+		wholeTurn: map[string]wholeTurn{lang: w}, topicShare: topic}
+	return tally(obs, lang, func(o observation) bool { return s.hit(lang, o.typ, o.ev) })
 }
 
 // ceiling scores obs of one language as if every best template the type
@@ -132,6 +136,17 @@ func TestCalibration(t *testing.T) {
 				row(&b, lang, th0, mg0, w, w == w0)
 			}
 		}
+		b.WriteString("topicShare (technical questions)\n")
+		for _, ts := range []float64{0, 0.5, 0.55, 0.6, 0.62, 0.65, 0.7, 0.75} {
+			fmt.Fprintf(&b, "   %.3f       ", ts)
+			for _, obs := range sets {
+				b.WriteString(decideTopic(obs, lang, th0, mg0, w0, ts).cells())
+			}
+			if ts == defaultTopicShare {
+				b.WriteString("  <- default")
+			}
+			b.WriteString("\n")
+		}
 		b.WriteString("followThreshold followMargin\n")
 		for _, ft := range []float64{0.12, 0.16, 0.18, 0.2, 0.24, 0.28, 2} {
 			for _, fm := range []float64{0.02, 0.05} {
@@ -149,8 +164,10 @@ func TestCalibration(t *testing.T) {
 func devSets(t *testing.T) []string {
 	t.Helper()
 	names := []string{"heldout_dev.yaml", "heldout2_dev.yaml"}
-	if fileExists("testdata/heldout3_dev.yaml") {
-		names = append(names, "heldout3_dev.yaml")
+	for _, name := range []string{"heldout3_dev.yaml", "heldout4_dev.yaml"} {
+		if fileExists("testdata/" + name) {
+			names = append(names, name)
+		}
 	}
 	return slices.Clip(names)
 }

@@ -174,6 +174,16 @@ var (
 		LangZH: {right: 0.655, wrong: 0.005, falseHit: 0.075},
 		LangEN: {right: 0.675, wrong: 0.02, falseHit: 0.055},
 	}
+	dev4Floors = map[string]floors{
+		"all":  {right: 0, wrong: 1, falseHit: 1},
+		LangZH: {right: 0, wrong: 1, falseHit: 1},
+		LangEN: {right: 0, wrong: 1, falseHit: 1},
+	}
+	test4Floors = map[string]floors{
+		"all":  {right: 0, wrong: 1, falseHit: 1},
+		LangZH: {right: 0, wrong: 1, falseHit: 1},
+		LangEN: {right: 0, wrong: 1, falseHit: 1},
+	}
 	test3Floors = map[string]floors{
 		"all":  {right: 0.675, wrong: 0.005, falseHit: 0.045},
 		LangZH: {right: 0.715, wrong: 0.005, falseHit: 0.07},
@@ -195,6 +205,16 @@ func TestHeldoutFinal(t *testing.T) { testHeldout(t, "heldout_final.yaml", final
 // TestHeldoutTest scores testdata/heldout_test.yaml, the half never tuned
 // on, the same way, printing aggregate figures only.
 func TestHeldoutTest(t *testing.T) { testHeldout(t, "heldout_test.yaml", testFloors, false) }
+
+// TestHeldout4Dev scores testdata/heldout4_dev.yaml: utterances written
+// intent first (a note of what the interviewer wants to learn, then the
+// note said aloud in one of six styles, without the template's wording in
+// view), by a helper that read only the templates' canonical questions.
+// Its dev half was tuned on; it prints its misses.
+func TestHeldout4Dev(t *testing.T) { testHeldout(t, "heldout4_dev.yaml", dev4Floors, true) }
+
+// TestHeldout4Test scores heldout4's test half, aggregates only.
+func TestHeldout4Test(t *testing.T) { testHeldout(t, "heldout4_test.yaml", test4Floors, false) }
 
 func testHeldout(t *testing.T, name string, fl map[string]floors, verbose bool) {
 	t.Parallel() // each test builds its own store

@@ -57,13 +57,14 @@ func newLexical(docs []map[uint64]featureCount, weights [numKinds]float64) *lexi
 }
 
 // score adds to acc (one slot per wording) the BM25 score of every
-// wording sharing a feature with the query fs, and to cov the idf mass of
-// the features they share (see coverage), appends each wording it first
+// wording sharing a feature with the query fs, to cov the idf mass of
+// the features they share (see coverage) and to rare the highest idf of
+// them (a single Chinese character left out), appends each wording it first
 // touches to touched, and returns touched and the query's best possible
 // score: every feature matched at saturation, a feature the index never
 // saw at maxIDF, so that words no wording uses lower the normalised score.
 // It reads only the postings of the query's features.
-func (lx *lexical) score(fs map[uint64]featureCount, acc, cov []float64, touched []int32) (best float64, _ []int32) {
+func (lx *lexical) score(fs map[uint64]featureCount, acc, cov, rare []float64, touched []int32) (best float64, _ []int32) {
 	for h, f := range fs {
 		qw := sublinear(f.tf) * lx.weights[f.kind]
 		idf, ok := lx.idf[h]
@@ -80,6 +81,9 @@ func (lx *lexical) score(fs map[uint64]featureCount, acc, cov []float64, touched
 			}
 			acc[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + norm)
 			cov[p.doc] += min(sublinear(f.tf), sublinear(tf)) * lx.weights[f.kind] * idf
+			if f.kind != kindChar {
+				rare[p.doc] = max(rare[p.doc], idf)
+			}
 		}
 	}
 	return best * (bm25K1 + 1), touched

@@ -70,17 +70,38 @@ func (s *Store) marginFor(script string, t coach.Type) float64 {
 	return s.margins[script]
 }
 
+// evidence is what the lexical matcher found for an utterance's best
+// template: the decision rule's inputs.
+type evidence struct {
+	sim   float64 // the template's score
+	lead  float64 // over the best other template
+	cover float64 // coverage of its best-covered wording
+	topic float64 // idf of the rarest feature the utterance shares with it, over the collection's highest
+}
+
+// defaultTopicShare is the least topic evidence a technical template needs: the
+// utterance must share with it a feature about as rare as a word of one
+// or two templates' wordings (a Chinese character alone does not count).
+// Technical questions share their frames ("X 和 Y 有什么区别", "how does X
+// work", "如何设计一个…系统"), so a question about an unbanked topic
+// ("IPv4 和 IPv6 有什么区别？") can score and lead on the frame alone; the
+// topic must be the template's. Swept on the dev halves: 0.6–0.65 removed
+// most such hits and no right one.
+const defaultTopicShare = 0.62
+
 // hit applies the decision rule to the best template of an utterance of
-// type t in script: its score sim, its lead over the next template and
-// the coverage of its best-covered wording.
-func (s *Store) hit(script string, t coach.Type, sim, lead, cover float64) bool {
+// type t in script.
+func (s *Store) hit(script string, t coach.Type, ev evidence) bool {
 	w := s.wholeTurn[script]
 	if follow(t) {
-		return sim >= w.followThreshold && lead >= w.followMargin
+		return ev.sim >= w.followThreshold && ev.lead >= w.followMargin
+	}
+	if t.Technical() && ev.topic < s.topicShare {
+		return false
 	}
 	m := s.marginFor(script, t)
-	return sim >= s.thresholds[script] && lead >= m ||
-		cover >= w.cover && lead >= max(w.coverMargin, m)
+	return ev.sim >= s.thresholds[script] && ev.lead >= m ||
+		ev.cover >= w.cover && ev.lead >= max(w.coverMargin, m)
 }
 
 // HighThreshold is about the highest score a question gets from the
@@ -151,6 +172,7 @@ type Store struct {
 	thresholds map[string]float64     // by language
 	margins    map[string]float64     // by language
 	wholeTurn  map[string]wholeTurn   // by language
+	topicShare float64                // defaultTopicShare
 	metrics    *Metrics
 	dense      *Dense // nil without l3.embeddings
 }
@@ -238,6 +260,7 @@ func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 		thresholds: thresholds,
 		margins:    maps.Clone(DefaultMargins),
 		wholeTurn:  turns,
+		topicShare: defaultTopicShare,
 		metrics:    m,
 		dense:      dense,
 	}, nil
@@ -307,9 +330,10 @@ func (s *Store) match(ctx context.Context, text, lang, seniority string, dense *
 		best.Matcher = MatcherEmbeddings
 		best.Hit = id != "" && dense.hit(sim, margin)
 	} else {
-		var cover float64
-		id, sim, margin, cover = s.nearest(s.cols[collectionKey(script, kind)], text)
-		best.Hit = id != "" && s.hit(script, best.Type, sim, margin, cover)
+		var ev evidence
+		id, ev = s.nearest(s.cols[collectionKey(script, kind)], text)
+		sim, margin = ev.sim, ev.lead
+		best.Hit = id != "" && s.hit(script, best.Type, ev)
 	}
 	best.TemplateID = id
 	best.Similarity = math.Round(sim*similarityDigits) / similarityDigits
@@ -324,29 +348,32 @@ func (s *Store) match(ctx context.Context, text, lang, seniority string, dense *
 	return best, nil
 }
 
-// nearest returns the best template of c for text (see perTemplate), its
-// score, its lead over the best other template (the score itself when no
-// other template shares a feature) and the coverage of its best-covered
-// wording. A text sharing no feature with c gives no template.
-func (s *Store) nearest(c *collection, text string) (id string, sim, margin, cover float64) {
+// nearest returns the best template of c for text (see perTemplate) and
+// the evidence for it: its score, its lead over the best other template
+// (the score itself when no other template shares a feature), the
+// coverage of its best-covered wording and its topic evidence. A text
+// sharing no feature with c gives no template.
+func (s *Store) nearest(c *collection, text string) (id string, ev evidence) {
 	n := len(c.template)
-	buf := make([]float64, 2*n) // one allocation for both accumulators
-	acc, cov := buf[:n], buf[n:]
-	best, touched := c.lex.score(s.embed.features(text), acc, cov, nil)
+	buf := make([]float64, 3*n) // one allocation for the three accumulators
+	acc, cov, rare := buf[:n], buf[n:2*n], buf[2*n:]
+	best, touched := c.lex.score(s.embed.features(text), acc, cov, rare, nil)
 	if len(touched) == 0 || best == 0 {
-		return "", 0, 0, 0
+		return "", evidence{}
 	}
 	top := templateTop{}
 	for _, d := range touched {
 		top.keep(c.template[d], acc[d]/best)
 	}
 	first, sim, second := top.best()
+	ev = evidence{sim: sim, lead: sim - second}
 	for _, d := range touched {
 		if c.template[d] == first {
-			cover = max(cover, c.lex.coverage(d, cov[d]))
+			ev.cover = max(ev.cover, c.lex.coverage(d, cov[d]))
+			ev.topic = max(ev.topic, rare[d]/c.lex.maxIDF)
 		}
 	}
-	return s.bank.Questions[first].ID, sim, sim - second, cover
+	return s.bank.Questions[first].ID, ev
 }
 
 // templateTop holds each template's perTemplate best scores, largest

@@ -58,6 +58,9 @@ var coachParityInputs = []string{
 	"Hey, can you hear me? Is the video frozen?", "Can you hear Ravi okay? His mic is a bit quiet.",
 	"你好你好 不用紧张 先讲一个你最有成就感的项目", "信号量和互斥锁有什么区别", "网络分区是什么意思",
 	"Hi! nice to meet you, how are you",
+	// polite and scorecard asks
+	"I'd be curious to hear what drew you to backend work.", "Next on my list: a time you missed a deadline.",
+	"let's design a chat app for a small team",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

@@ -49,15 +49,15 @@ func Prepare() { model() }
 // candidate's own experience); any other question or request is
 // behavioural, and text that asks nothing is a statement.
 func Classify(text, lang string) Type {
-	text = askedPart(text)
-	r := classifyRules(text, lang)
+	text, c := askedPart(text)
+	r := rulesType(c)
 	if preciseRules[r] {
 		return r
 	}
 	t, ok := model().classify(text)
 	switch {
 	case !ok, r == Behavioural && t == Smalltalk && !hasHan(text),
-		r == Behavioural && t == Concept && hasHan(text) && !newCues(text).tech,
+		r == Behavioural && t == Concept && hasHan(text) && !c.tech,
 		r == Remark && aboutUs(text): // the interviewer tells of their own side: a statement
 		return r
 	}
@@ -78,7 +78,12 @@ var preciseRules = map[Type]bool{Smalltalk: true, Design: true, Concept: true, P
 // classifyRules is Classify by the rules alone.
 func classifyRules(text, lang string) Type {
 	_ = lang
-	c := newCues(askedPart(text))
+	_, c := askedPart(text)
+	return rulesType(c)
+}
+
+// rulesType applies typeRules to the cues of an utterance.
+func rulesType(c cues) Type {
 	for _, r := range typeRules {
 		if r.en(c) || r.zh(c) {
 			return r.typ
@@ -161,49 +166,49 @@ func smalltalkCueEN(c cues) bool {
 
 func smalltalkCueZH(c cues) bool { return containsAnySubstring(c.text, smalltalkZH) }
 
-// askedPart returns what the type rules read of text: the part after the
-// clause of its last small-talk cue (normalized) when that part asks on
-// its own (see asksOnItsOwn), else text itself. A greeting or a check-in
-// before a question does not make the turn small talk ("你好 我是二面的面试官
-// … TCP 和 UDP 有什么区别", "Hi, can you hear me? Great, so tell me about
-// yourself"). web/static/coach.js has the same rule.
-func askedPart(text string) string {
-	t := normalize(text)
-	if c := newCues(text); !smalltalkCueEN(c) && !smalltalkCueZH(c) {
-		return text
+// askedPart returns what the type rules read of text, and its cues: the
+// part after the clause of its last small-talk cue (normalized) when that
+// part asks on its own (see asksOnItsOwn), else text itself. A greeting or
+// a check-in before a question does not make the turn small talk ("你好
+// 我是二面的面试官 … TCP 和 UDP 有什么区别", "Hi, can you hear me? Great, so tell
+// me about yourself"). web/static/coach.js has the same rule.
+func askedPart(text string) (string, cues) {
+	c := newCues(text)
+	if !smalltalkCueEN(c) && !smalltalkCueZH(c) {
+		return text, c
 	}
+	t := normalize(text)
 	end := lastCueEnd(t)
 	if end == 0 { // "how are you" alone
-		return text
+		return text, c
 	}
 	rest := t[end:]
 	if i := strings.IndexAny(rest, Default().sentenceBreaks+Default().clauseBreaks+"?？"); i >= 0 {
 		_, n := utf8.DecodeRuneInString(rest[i:])
 		rest = rest[i+n:] // the cue's own sentence ends first ("can you hear us alright? …")
 	}
-	if !asksOnItsOwn(rest) {
-		return text
+	if rc := newCues(rest); asksOnItsOwn(rest, rc) {
+		return rest, rc
 	}
-	return rest
+	return text, c
 }
 
 // asksOnItsOwn reports whether rest, what a turn says after its small
-// talk, is a question of its own: it asks, and it is a request ("tell me
-// about yourself", "讲一个…") or a question the rules give a type other
-// than their behavioural default. Any other question after small talk is
-// most often one more check-in ("is the video frozen?", "你刚说到哪了？",
-// "can you confirm you're in a private space"), so the turn stays small
-// talk (measured on the type sets and the recall dev halves: letting long
-// questions through too typed check-ins as questions).
-func asksOnItsOwn(rest string) bool {
-	w := Default().en.stripFillers(words(rest))
+// talk, with its cues c, is a question of its own: it asks, and it is a
+// request ("tell me about yourself", "讲一个…") or a question the rules give
+// a type other than their behavioural default. Any other question after
+// small talk is most often one more check-in ("is the video frozen?",
+// "你刚说到哪了？", "can you confirm you're in a private space"), so the turn
+// stays small talk (measured on the type sets and the recall dev halves:
+// letting long questions through too typed check-ins as questions).
+func asksOnItsOwn(rest string, c cues) bool {
 	switch {
-	case !newCues(rest).question:
+	case !c.question:
 		return false
-	case containsAnyPhrase(w, requestEN) || containsAnySubstring(rest, requestZH):
+	case containsAnyPhrase(Default().en.stripFillers(c.words), requestEN) || containsAnySubstring(rest, requestZH):
 		return true
 	}
-	return classifyRules(rest, "") != Behavioural
+	return rulesType(c) != Behavioural
 }
 
 // lastCueEnd returns the byte offset in t (normalized) just after its

@@ -119,75 +119,78 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 
 // Floors just under the figures measured when the decision rule was fixed
 // (the aims are 90% right, 3% wrong, 5% false hits; docs/benchmarks.md has
-// the figures before and after and what is left). The whole-turn rule of
-// 2026-12-01 (coverage of the best wording, the follow rule, the Asks
-// gate) and the English word n-grams of 2026-12-02 (with the English
-// coverage margin 0.035) were tuned on the dev halves only; the test
-// halves and the final set were scored once after each was fixed. The
-// figures before the n-grams follow "from".
+// the figures before and after and what is left). Every change was tuned
+// on the dev halves only (TestCalibration's sweeps); the test halves and
+// the final set were scored when a stop's rule was fixed. The figures
+// after "from" are those of the rule before 2026-12-02's (English word
+// n-grams, small talk before a question, polite asks, the technical topic
+// gate, described technical wordings).
 var (
-	// dev 79.9 / 1.1 / 4.6 (zh 80.3 / 1.1 / 5.7, en 79.5 / 1.1 / 3.6),
-	// from 76.3 / 1.4 / 2.8 (en 72.2 / 1.7 / 0).
+	// dev 79.9 / 1.1 / 3.7 (zh 80.3 / 1.1 / 5.7, en 79.5 / 1.1 / 1.8),
+	// from 76.3 / 1.4 / 2.8.
 	devFloors = map[string]floors{
-		"all":  {right: 0.795, wrong: 0.015, falseHit: 0.05},
+		"all":  {right: 0.795, wrong: 0.015, falseHit: 0.04},
 		LangZH: {right: 0.80, wrong: 0.015, falseHit: 0.06},
-		LangEN: {right: 0.79, wrong: 0.015, falseHit: 0.04},
+		LangEN: {right: 0.79, wrong: 0.015, falseHit: 0.02},
 	}
-	// test 80.1 / 1.4 / 3.8 (zh 81.3 / 1.6 / 2.0, en 78.9 / 1.1 / 5.7),
-	// from 76.8 / 1.7 / 1.9 (en 72.0 / 1.7 / 1.9).
+	// test 80.1 / 1.4 / 2.9 (zh 81.9 / 1.6 / 2.0, en 78.3 / 1.1 / 3.8),
+	// from 76.8 / 1.7 / 1.9.
 	testFloors = map[string]floors{
-		"all":  {right: 0.80, wrong: 0.015, falseHit: 0.04},
-		LangZH: {right: 0.81, wrong: 0.02, falseHit: 0.025},
-		LangEN: {right: 0.785, wrong: 0.015, falseHit: 0.06},
+		"all":  {right: 0.80, wrong: 0.015, falseHit: 0.03},
+		LangZH: {right: 0.815, wrong: 0.02, falseHit: 0.025},
+		LangEN: {right: 0.78, wrong: 0.015, falseHit: 0.04},
 	}
-	// final 76.8 / 0.9 / 11.1 (zh 78.1 / 1.3 / 16.7, en 75.4 / 0.4 / 5.8),
-	// from 73.5 / 0.9 / 11.1 (en 68.8 / 0.4 / 5.8).
+	// final 77.7 / 0.9 / 11.1 (zh 78.5 / 1.8 / 14.0, en 76.8 / 0 / 8.3),
+	// from 73.5 / 0.9 / 11.1.
 	finalFloors = map[string]floors{
-		"all":  {right: 0.765, wrong: 0.01, falseHit: 0.115},
-		LangZH: {right: 0.78, wrong: 0.015, falseHit: 0.17},
-		LangEN: {right: 0.75, wrong: 0.005, falseHit: 0.06},
+		"all":  {right: 0.775, wrong: 0.01, falseHit: 0.115},
+		LangZH: {right: 0.78, wrong: 0.02, falseHit: 0.145},
+		LangEN: {right: 0.765, wrong: 0.005, falseHit: 0.085},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
-	// negatives): dev 52.9 / 1.4 / 3.7 (zh 53.5 / 1.0 / 2.9, en 52.3 / 1.9
-	// / 4.4), from 44.7 / 1.0 / 4.4 (en 36.4 / 0.9 / 5.9).
+	// negatives): dev 54.3 / 1.4 / 5.1 (zh 56.4 / 1.0 / 2.9, en 52.3 / 1.9
+	// / 7.4), from 44.7 / 1.0 / 4.4.
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.525, wrong: 0.02, falseHit: 0.04},
-		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.03},
-		LangEN: {right: 0.52, wrong: 0.02, falseHit: 0.05},
+		"all":  {right: 0.54, wrong: 0.015, falseHit: 0.055},
+		LangZH: {right: 0.56, wrong: 0.015, falseHit: 0.03},
+		LangEN: {right: 0.52, wrong: 0.02, falseHit: 0.075},
 	}
-	// test 40.5 / 1.3 / 1.5 (zh 36.1 / 1.7 / 2.9, en 45.1 / 0.9 / 0), from
-	// 33.6 / 2.2 / 2.2 (en 31.0 / 2.7 / 1.5).
+	// test 47.4 / 1.3 / 2.2 (zh 39.5 / 1.7 / 4.4, en 55.8 / 0.9 / 0), from
+	// 33.6 / 2.2 / 2.2.
 	test2Floors = map[string]floors{
-		"all":  {right: 0.40, wrong: 0.015, falseHit: 0.02},
-		LangZH: {right: 0.36, wrong: 0.02, falseHit: 0.03},
-		LangEN: {right: 0.445, wrong: 0.01, falseHit: 0.005},
+		"all":  {right: 0.47, wrong: 0.015, falseHit: 0.025},
+		LangZH: {right: 0.39, wrong: 0.02, falseHit: 0.045},
+		LangEN: {right: 0.555, wrong: 0.01, falseHit: 0.005},
 	}
 	// heldout3 (interviewer turns from whole mock-interview transcripts,
 	// labelled by meaning afterwards; many terse topic-only turns, "ACID"):
-	// dev 67.1 / 0.8 / 6.3 (zh 66.1 / 0 / 7.1, en 68.0 / 1.6 / 5.4), from
-	// 65.5 / 2.0 / 6.3 (en 64.8 / 4.0 / 5.4); test 67.9 / 0 / 4.1 (zh 72.0
-	// / 0 / 6.5, en 64.1 / 0 / 1.7), from 65.1 / 1.2 / 4.1 (en 58.8 / 2.3
-	// / 1.7).
+	// dev 69.0 / 0.8 / 4.8 (zh 68.5 / 0 / 7.1, en 69.6 / 1.6 / 1.8), from
+	// 65.5 / 2.0 / 6.3; test 67.5 / 0 / 4.1 (zh 71.2 / 0 / 6.5, en 64.1 / 0
+	// / 1.7), from 65.1 / 1.2 / 4.1.
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.665, wrong: 0.01, falseHit: 0.065},
-		LangZH: {right: 0.655, wrong: 0.005, falseHit: 0.075},
-		LangEN: {right: 0.675, wrong: 0.02, falseHit: 0.055},
-	}
-	dev4Floors = map[string]floors{
-		"all":  {right: 0, wrong: 1, falseHit: 1},
-		LangZH: {right: 0, wrong: 1, falseHit: 1},
-		LangEN: {right: 0, wrong: 1, falseHit: 1},
-	}
-	test4Floors = map[string]floors{
-		"all":  {right: 0, wrong: 1, falseHit: 1},
-		LangZH: {right: 0, wrong: 1, falseHit: 1},
-		LangEN: {right: 0, wrong: 1, falseHit: 1},
+		"all":  {right: 0.685, wrong: 0.01, falseHit: 0.05},
+		LangZH: {right: 0.68, wrong: 0.005, falseHit: 0.075},
+		LangEN: {right: 0.69, wrong: 0.02, falseHit: 0.02},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.675, wrong: 0.005, falseHit: 0.045},
-		LangZH: {right: 0.715, wrong: 0.005, falseHit: 0.07},
+		"all":  {right: 0.67, wrong: 0.005, falseHit: 0.045},
+		LangZH: {right: 0.71, wrong: 0.005, falseHit: 0.07},
 		LangEN: {right: 0.635, wrong: 0.005, falseHit: 0.02},
+	}
+	// heldout4 (written intent first, 2026-12-02; see TestHeldout4Dev):
+	// dev 81.5 / 1.0 / 6.0 (zh 85.0 / 1.0 / 4.0, en 78.0 / 1.0 / 8.0), from
+	// 73.5 / 0.5 / 9.0; test, scored once: 72.0 / 0.5 / 5.0 (zh 73.0 / 1.0
+	// / 8.0, en 71.0 / 0 / 2.0), from 63.0 / 0 / 6.0.
+	dev4Floors = map[string]floors{
+		"all":  {right: 0.81, wrong: 0.015, falseHit: 0.065},
+		LangZH: {right: 0.845, wrong: 0.015, falseHit: 0.045},
+		LangEN: {right: 0.775, wrong: 0.015, falseHit: 0.085},
+	}
+	test4Floors = map[string]floors{
+		"all":  {right: 0.715, wrong: 0.01, falseHit: 0.055},
+		LangZH: {right: 0.725, wrong: 0.015, falseHit: 0.085},
+		LangEN: {right: 0.705, wrong: 0.005, falseHit: 0.025},
 	}
 )
 

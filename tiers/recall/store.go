@@ -47,19 +47,21 @@ type wholeTurn struct {
 
 var wholeTurns = map[string]wholeTurn{
 	LangZH: {cover: 0.4, coverMargin: 0.02, followThreshold: 0.28, followMargin: 0.05},
-	LangEN: {cover: 0.35, coverMargin: 0.035, followThreshold: 0.2, followMargin: 0.02},
+	LangEN: {cover: 0.4, coverMargin: 0.035, followThreshold: 0.2, followMargin: 0.02},
 }
 
 // designMargins raise the margin of a design question where the
 // language's own is lower: Chinese design questions share their frame
 // ("如何设计一个…系统？") and differ by one topic word, so an off-bank one
 // ("如何设计一个电梯调度系统？") lands near a bank one ("如何设计一个分布式任务调度
-// 系统？") with a lead of about 0.02 (four such questions: 0.000 to 0.024),
-// while a bank question's paraphrases mostly lead by 0.1 and more. A
-// question the bank does not hold must get the coach's design scaffold,
-// not another system's outline (session.TestCardsByTypeAtL3). It bounds
-// the coverage rule's lead too.
-var designMargins = map[string]float64{LangZH: 0.025}
+// 系统？") with a lead of about 0.02 (four such questions: 0.000 to 0.024;
+// 0.029 for the elevator once the bank's design questions had described
+// wordings too), while a bank question's paraphrases mostly lead by 0.1
+// and more. A question the bank does not hold must get the coach's design
+// scaffold, not another system's outline (session.TestCardsByTypeAtL3).
+// It bounds the coverage rule's lead too. 0.03 and 0.035 cost the same on
+// the dev halves (two heldout2 and one heldout3 Chinese hits).
+var designMargins = map[string]float64{LangZH: 0.035}
 
 // marginFor is the margin a template must lead by for an utterance of
 // type t in script.

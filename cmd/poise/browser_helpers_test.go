@@ -402,9 +402,10 @@ func (b *syncBuffer) String() string {
 // tab is one page in its own browser context (its own storage), with the
 // console errors and uncaught exceptions it produced.
 type tab struct {
-	t   *testing.T
-	env *browserEnv
-	ctx context.Context
+	t     *testing.T
+	env   *browserEnv
+	ctx   context.Context
+	close context.CancelFunc // closes the tab (its target); safe to call twice
 
 	mu       sync.Mutex
 	problems []string // guarded by mu; filled by the listener
@@ -414,7 +415,7 @@ func (e *browserEnv) newTab(t *testing.T) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(e.browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
-	tb := &tab{t: t, env: e, ctx: ctx}
+	tb := &tab{t: t, env: e, ctx: ctx, close: cancel}
 	if err := chromedp.Listen(ctx, tb.onEvent); err != nil {
 		t.Fatalf("listen: %v", err)
 	}

@@ -131,7 +131,12 @@ func topicAsk(t string) bool {
 		}
 	}
 	w := s.en.stripFillers(words(last))
-	han := countHan(last)
+	han := 0
+	for _, r := range last {
+		if unicode.Is(unicode.Han, r) {
+			han++
+		}
+	}
 	switch {
 	case len(w)+han == 0 || len(w) > topicWords || han > topicHan:
 		return false
@@ -246,17 +251,6 @@ func wordEdge(t string, i int) bool {
 	}
 	b := t[i]
 	return !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '\'')
-}
-
-// countHan counts the Chinese characters of s.
-func countHan(s string) int {
-	n := 0
-	for _, r := range s {
-		if unicode.Is(unicode.Han, r) {
-			n++
-		}
-	}
-	return n
 }
 
 // typeRule decides one type from English and from Chinese cues.

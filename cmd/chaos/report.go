@@ -17,6 +17,7 @@ const (
 // report is the whole run: every scenario's outcome and the load figures.
 type report struct {
 	Generated any         `json:"generated"`
+	Command   string      `json:"command"`
 	Machine   string      `json:"machine"`
 	Seed      int64       `json:"seed"`
 	Sessions  int         `json:"sessions"`
@@ -57,10 +58,12 @@ func (o *outcome) line() string {
 func (r *report) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Poise chaos and load report\n\n")
-	fmt.Fprintf(&b, "Generated %v on %s by `go run ./cmd/chaos -out artifacts/chaos` (seed %d, %d sessions per scenario, %.0f s).\n\n",
-		r.Generated, r.Machine, r.Seed, r.Sessions, r.ElapsedS)
-	b.WriteString(scenarioTable(r.Outcomes))
-	b.WriteString(scenarioNotes(r.Outcomes))
+	fmt.Fprintf(&b, "Generated %v on %s by `%s` (seed %d, %d sessions per scenario, %.0f s).\n\n",
+		r.Generated, r.Machine, r.Command, r.Seed, r.Sessions, r.ElapsedS)
+	if len(r.Outcomes) > 0 {
+		b.WriteString(scenarioTable(r.Outcomes))
+		b.WriteString(scenarioNotes(r.Outcomes))
+	}
 	if r.Load != nil {
 		b.WriteString(r.Load.markdown())
 	}

@@ -30,6 +30,7 @@ const (
 )
 
 type options struct {
+	command  string   // the command line, as the report names it
 	out      string   // report directory
 	only     []string // scenario names; empty: all (or the CI subset with short)
 	short    bool
@@ -48,7 +49,7 @@ type options struct {
 }
 
 func parseOptions(args []string) (options, error) {
-	o := options{log: os.Stderr}
+	o := options{log: os.Stderr, command: strings.Join(append([]string{"go run ./cmd/chaos"}, args...), " ")}
 	var only string
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.StringVar(&o.out, "out", "artifacts/chaos", "report `directory`")
@@ -152,7 +153,7 @@ func runSuite(ctx context.Context, o options) (*report, error) {
 	}
 	defer stopSims(sims)
 	s := &suite{bins: b, work: work, out: o.out, sims: sims, clip: clip, seed: o.seed, sessions: o.sessions, log: logf}
-	rep := &report{Generated: time.Now().UTC(), Machine: machine(), Seed: o.seed, Sessions: o.sessions, Short: o.short}
+	rep := &report{Generated: time.Now().UTC(), Command: o.command, Machine: machine(), Seed: o.seed, Sessions: o.sessions, Short: o.short}
 	for _, sc := range chosen {
 		logf("scenario %s: %s", sc.name, sc.about)
 		oc, res, err := s.run(ctx, sc.lasting(o.outage).scaled(o.timeScale))

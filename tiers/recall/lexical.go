@@ -11,8 +11,9 @@ const (
 
 // lexical is a BM25 inverted index over the features of a set of
 // wordings (the offline embedder's features: English stems, stem
-// bigrams and word n-grams, Chinese character n-grams, lexicon concepts). It generates a
-// query's candidates and scores them; it is read-only after newLexical.
+// bigrams and word n-grams, Chinese character n-grams, lexicon concepts).
+// It generates a query's candidates and scores them; it is read-only
+// after newLexical.
 type lexical struct {
 	postings map[uint64][]posting // feature → wordings that have it
 	idf      map[uint64]float64
@@ -59,8 +60,8 @@ func newLexical(docs []map[uint64]featureCount, weights [numKinds]float64) *lexi
 // score adds to acc (one slot per wording) the BM25 score of every
 // wording sharing a feature with the query fs, to cov the idf mass of
 // the features they share (see coverage) and to rare the highest idf of
-// them (a single Chinese character left out), appends each wording it first
-// touches to touched, and returns touched and the query's best possible
+// them (a single Chinese character left out), appends each wording it
+// first touches to touched, and returns touched and the query's best possible
 // score: every feature matched at saturation, a feature the index never
 // saw at maxIDF, so that words no wording uses lower the normalised score.
 // It reads only the postings of the query's features.

@@ -78,12 +78,13 @@ type evidence struct {
 	sim   float64 // the template's score
 	lead  float64 // over the best other template
 	cover float64 // coverage of its best-covered wording
-	topic float64 // idf of the rarest feature the utterance shares with it, over the collection's highest
+	topic float64 // the rarest shared feature's idf, over the collection's highest
 }
 
-// defaultTopicShare is the least topic evidence a technical template needs: the
-// utterance must share with it a feature about as rare as a word of one
-// or two templates' wordings (a Chinese character alone does not count).
+// defaultTopicShare is the least topic evidence a technical template
+// needs: the utterance must share with it a feature about as rare as a
+// word of one or two templates' wordings (a Chinese character alone does
+// not count).
 // Technical questions share their frames ("X 和 Y 有什么区别", "how does X
 // work", "如何设计一个…系统"), so a question about an unbanked topic
 // ("IPv4 和 IPv6 有什么区别？") can score and lead on the frame alone; the

@@ -35,10 +35,15 @@ var typedQuestions = []typedQuestion{
 	{"zh", "你那边能听清楚吗？", coach.Smalltalk, "", "听得很清楚", false},
 	{"en", "Tell me about a time you disagreed with your manager.", coach.Behavioural, "conflict-", "STAR", true},
 	{"zh", "讲讲你和领导意见不一致的一次经历。", coach.Behavioural, "conflict-", "STAR", true},
+	// A greeting or a check-in first: the turn is typed by what it asks.
+	{"en", "Hi, nice to meet you. Let's start, tell me about yourself.", coach.Behavioural, "intro-", "STAR", true},
+	{"zh", "喂 能听到吗 好 那我们先聊技术 进程和线程有什么区别", coach.Concept, "concept-", "定义", true},
 	// No template answers these: they get the coach of their type, never
 	// another question's template.
 	{"en", "How would you design an elevator control system for a tall building?", coach.Design, "", "Requirements", true},
 	{"zh", "如何设计一个电梯调度系统？", coach.Design, "", "需求", true},
+	// A technical question that shares only its frame with a template.
+	{"zh", "IPv4 和 IPv6 有什么区别？", coach.Concept, "", "定义", true},
 }
 
 // cardProfile has a résumé, so that placeholders are filled.

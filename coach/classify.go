@@ -47,7 +47,9 @@ func Prepare() { model() }
 // coding, design or project cue; a knowledge question (a concept form,
 // "what is", "区别", or a technical term, without asking about the
 // candidate's own experience); any other question or request is
-// behavioural, and text that asks nothing is a statement.
+// behavioural, and text that asks nothing is a statement. A turn that
+// greets or checks in before a question of its own is typed by that
+// question (see askedPart).
 func Classify(text, lang string) Type {
 	text, c := askedPart(text)
 	r := rulesType(c)

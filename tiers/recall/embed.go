@@ -253,9 +253,10 @@ type featureCount struct {
 // count p.context each.
 func (e *Embedder) features(text string) map[uint64]featureCount {
 	fs := make(map[uint64]featureCount)
-	sentences := splitSentences(normalizeText(text))
+	normalized := normalizeText(text)
+	sentences := splitSentences(normalized)
 	asks := slices.ContainsFunc(sentences, isQuestion)
-	grams := scriptOf(text) == LangEN
+	grams := scriptOfNormalized(normalized) == LangEN
 	for _, sentence := range sentences {
 		weight := 1.0
 		if asks && !isQuestion(sentence) {
@@ -324,12 +325,25 @@ func wordFeatures(words, stems []string, grams bool, add func(featureKind, uint6
 const gramLen = 4
 
 // gramFeatures adds the character gramLen-grams of the English word w,
-// marked at both ends; a word shorter than gramLen-1 letters has none
-// (its stem is feature enough).
+// marked at both ends ("<w>"), each hashed as featureHash(kindGram, gram)
+// without building the marked word; a one-letter word has none (its stem
+// is feature enough).
 func gramFeatures(w string, add func(featureKind, uint64, int)) {
-	g := "<" + w + ">"
-	for i := 0; i+gramLen <= len(g); i++ {
-		add(kindGram, featureHash(kindGram, g[i:i+gramLen]), 0)
+	marked := func(j int) byte {
+		switch j {
+		case 0:
+			return '<'
+		case len(w) + 1:
+			return '>'
+		}
+		return w[j-1]
+	}
+	for i := 0; i+gramLen <= len(w)+2; i++ {
+		h := fnvStep(fnvOffset, byte(kindGram))
+		for j := i; j < i+gramLen; j++ {
+			h = fnvStep(h, marked(j))
+		}
+		add(kindGram, h, 0)
 	}
 }
 

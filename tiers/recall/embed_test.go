@@ -179,3 +179,24 @@ func TestCountEN(t *testing.T) {
 		}
 	}
 }
+
+// TestGramFeaturesHashTheMarkedWord checks that gramFeatures hashes each
+// n-gram of "<word>" as featureHash would the n-gram itself.
+func TestGramFeaturesHashTheMarkedWord(t *testing.T) {
+	for _, w := range []string{"a", "go", "lead", "leadership"} {
+		var got []uint64
+		gramFeatures(w, func(k featureKind, h uint64, _ int) {
+			if k != kindGram {
+				t.Errorf("%q: feature of kind %d", w, k)
+			}
+			got = append(got, h)
+		})
+		var want []uint64
+		for g := "<" + w + ">"; len(g) >= gramLen; g = g[1:] {
+			want = append(want, featureHash(kindGram, g[:gramLen]))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %d grams %x, want %d %x", w, len(got), got, len(want), want)
+		}
+	}
+}

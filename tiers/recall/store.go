@@ -460,9 +460,12 @@ func (s *Store) Probe(ctx context.Context) error {
 
 // scriptOf returns "zh" when text has at least as many Chinese characters
 // as Latin words, else "en".
-func scriptOf(text string) string {
+func scriptOf(text string) string { return scriptOfNormalized(normalizeText(text)) }
+
+// scriptOfNormalized is scriptOf for text already normalized.
+func scriptOfNormalized(normalized string) string {
 	han, words := 0, 0
-	for _, seg := range splitSegments(normalizeText(text)) {
+	for _, seg := range splitSegments(normalized) {
 		if seg.han {
 			han += len([]rune(seg.text))
 		} else {

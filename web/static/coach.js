@@ -139,7 +139,7 @@ export class Script {
         question_type: 'statement',
       };
     }
-    let type = this.classifyCues(this.cues(this.askedPart(text))); // coach.ClassifyRules
+    let type = this.classifyCues(this.askedCues(text, c)); // coach.ClassifyRules
     let countdown = this.countdownS;
     if (this.types[type]) countdown = this.types[type].countdown_s;
     else type = 'behavioural';
@@ -163,26 +163,28 @@ export class Script {
     return this.types[type] ? this.types[type].framework : this.defaultKey;
   }
 
-  // askedPart is coach.askedPart: the part of text after the clause of its
-  // last small-talk cue when that part asks on its own, else text itself
-  // ("Hi, can you hear me? Great, so tell me about yourself").
-  askedPart(text) {
-    if (!this.lexicon || !this.smalltalkCue(this.cues(text))) return text;
+  // askedCues is coach.askedPart: the cues of the part of text after the
+  // clause of its last small-talk cue when that part asks on its own, else
+  // c, the cues of text itself ("Hi, can you hear me? Great, so tell me
+  // about yourself").
+  askedCues(text, c) {
+    if (!this.lexicon || !this.smalltalkCue(c)) return c;
     const t = normalize(text);
     const end = this.lastCueEnd(t);
-    if (end === 0) return text; // "how are you" alone
+    if (end === 0) return c; // "how are you" alone
     let rest = t.slice(end);
     const breaks = [...this.sentenceBreaks, ...this.clauseBreaks, '?', '？'];
     const i = [...rest].findIndex((r) => breaks.includes(r));
     if (i >= 0) rest = [...rest].slice(i + 1).join(''); // the cue's own sentence ends first
-    return this.asksOnItsOwn(rest) ? rest : text;
+    const rc = this.cues(rest);
+    return this.asksOnItsOwn(rest, rc) ? rc : c;
   }
 
-  // asksOnItsOwn is coach.asksOnItsOwn: rest asks, and is a request or a
-  // question the rules give a type other than their behavioural default.
-  asksOnItsOwn(rest) {
+  // asksOnItsOwn is coach.asksOnItsOwn: rest, with its cues c, asks, and is
+  // a request or a question the rules give a type other than their
+  // behavioural default.
+  asksOnItsOwn(rest, c) {
     const L = this.lexicon;
-    const c = this.cues(rest);
     if (!c.question) return false;
     if (containsAnyPhrase(this.stripFillers(words(rest)), L.en.request) || anySub(rest, L.zh.request)) return true;
     return this.classifyCues(c) !== 'behavioural';

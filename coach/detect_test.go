@@ -100,6 +100,8 @@ func TestIsQuestion(t *testing.T) {
 		{"zh 设计一个", "设计一个抢红包的系统", true},
 		{"zh 给你一个", "嗯 给你一个数组 把所有的零移到末尾 其他数保持相对顺序", true},
 		{"zh 我简单说一下", "我简单说一下，你要加入的团队是负责支付链路的", false},
+		{"zh 跟你说一下", "我们组 code review 比较严格，这个先跟你说一下。", false},
+		{"zh 跟我说一下", "你能跟我说一下你为什么离职吗", true},
 		{"zh 问几个", "那我问几个基础的问题。", false},
 	}
 	for _, tt := range tests {

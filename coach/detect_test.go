@@ -13,6 +13,9 @@ func TestIsQuestion(t *testing.T) {
 		{"en tell me about a time", "Tell me about a time you failed", true},
 		{"en fillers and lead-in sentence", "So, uh, okay. Tell me about a time you failed", true},
 		{"en fillers without commas", "um so like how do you handle pressure", true},
+		{"en does that work for you", "we are hybrid two days a week in the office does that work for you", true},
+		{"en design the", "Fine. Order book for one instrument. Design the data structures.", true},
+		{"en it works for us", "that setup works for us and it has for years", false},
 		{"en why", "Why did you leave your last job", true},
 		{"en how would you design", "How would you design a rate limiter", true},
 		{"en what contraction", "What's your biggest weakness", true},
@@ -102,6 +105,9 @@ func TestIsQuestion(t *testing.T) {
 		{"zh 我简单说一下", "我简单说一下，你要加入的团队是负责支付链路的", false},
 		{"zh 跟你说一下", "我们组 code review 比较严格，这个先跟你说一下。", false},
 		{"zh 跟我说一下", "你能跟我说一下你为什么离职吗", true},
+		{"zh 能接受吧", "我们这边大促前会忙一点 这个你能接受吧", true},
+		{"zh 吗 in a transcript", "你对工作地点有要求吗 我们是在杭州", true},
+		{"zh 吗 in a word", "他们在查吗啡的事", false},
 		{"zh 问几个", "那我问几个基础的问题。", false},
 	}
 	for _, tt := range tests {

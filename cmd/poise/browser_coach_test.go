@@ -61,6 +61,9 @@ var coachParityInputs = []string{
 	// polite and scorecard asks
 	"I'd be curious to hear what drew you to backend work.", "Next on my list: a time you missed a deadline.",
 	"let's design a chat app for a small team",
+	// confirmation asks in transcripts, and telling phrases that ask nothing
+	"we are hybrid two days a week in the office does that work for you", "这个你能接受吧",
+	"你对工作地点有要求吗 我们是在杭州", "我们组 code review 比较严格，这个先跟你说一下。",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

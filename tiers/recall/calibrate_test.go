@@ -134,6 +134,13 @@ func TestCalibration(t *testing.T) {
 				row(&b, lang, th0, mg0, w, w == w0)
 			}
 		}
+		b.WriteString("minCover (every hit)\n")
+		for _, mc := range []float64{0, 0.15, 0.2, 0.22, 0.25, 0.28, 0.3, 0.35} {
+			w := w0
+			w.minCover = mc
+			fmt.Fprintf(&b, "   %.3f       ", mc)
+			row(&b, lang, th0, mg0, w, w == w0)
+		}
 		b.WriteString("topicShare (technical questions)\n")
 		for _, ts := range []float64{0, 0.5, 0.55, 0.6, 0.62, 0.65, 0.7, 0.75} {
 			fmt.Fprintf(&b, "   %.3f       ", ts)
@@ -161,7 +168,7 @@ func TestCalibration(t *testing.T) {
 // devSets names the held-out dev halves present in testdata.
 func devSets(t *testing.T) []string {
 	t.Helper()
-	return []string{"heldout_dev.yaml", "heldout2_dev.yaml", "heldout3_dev.yaml", "heldout4_dev.yaml"}
+	return []string{"heldout_dev.yaml", "heldout2_dev.yaml", "heldout3_dev.yaml", "heldout4_dev.yaml", "heldout5_dev.yaml"}
 }
 
 // TestParaphraseCurve prints the ranking's ceiling (see ceiling) on the

@@ -122,75 +122,89 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // the figures before and after and what is left). Every change was tuned
 // on the dev halves only (TestCalibration's sweeps); the test halves and
 // the final set were scored when a stop's rule was fixed. The figures
-// after "from" are those of the rule before 2026-12-02's (English word
-// n-grams, small talk before a question, polite asks, the technical topic
-// gate, described technical wordings).
+// after "from" are those of the rule before the second round of
+// 2026-12-02 (the coverage floor, confirmation asks, the English threshold
+// 0.12, 1,199 spoken wordings of the behavioural templates).
 var (
-	// dev 79.9 / 1.1 / 3.7 (zh 80.3 / 1.1 / 5.7, en 79.5 / 1.1 / 1.8),
-	// from 76.3 / 1.4 / 2.8.
+	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
+	// 79.9 / 1.1 / 3.7.
 	devFloors = map[string]floors{
-		"all":  {right: 0.795, wrong: 0.015, falseHit: 0.04},
-		LangZH: {right: 0.80, wrong: 0.015, falseHit: 0.06},
-		LangEN: {right: 0.79, wrong: 0.015, falseHit: 0.02},
+		"all":  {right: 0.82, wrong: 0.015, falseHit: 0.03},
+		LangZH: {right: 0.815, wrong: 0.015, falseHit: 0.06},
+		LangEN: {right: 0.825, wrong: 0.02, falseHit: 0.005},
 	}
-	// test 80.1 / 1.4 / 2.9 (zh 81.9 / 1.6 / 2.0, en 78.3 / 1.1 / 3.8),
-	// from 76.8 / 1.7 / 1.9.
+	// test 81.2 / 1.4 / 2.9 (zh 84.1 / 1.6 / 2.0, en 78.3 / 1.1 / 3.8),
+	// from 80.1 / 1.4 / 2.9.
 	testFloors = map[string]floors{
-		"all":  {right: 0.80, wrong: 0.015, falseHit: 0.03},
-		LangZH: {right: 0.815, wrong: 0.02, falseHit: 0.025},
+		"all":  {right: 0.81, wrong: 0.015, falseHit: 0.03},
+		LangZH: {right: 0.835, wrong: 0.02, falseHit: 0.025},
 		LangEN: {right: 0.78, wrong: 0.015, falseHit: 0.04},
 	}
-	// final 77.7 / 0.9 / 11.1 (zh 78.5 / 1.8 / 14.0, en 76.8 / 0 / 8.3),
-	// from 73.5 / 0.9 / 11.1.
+	// final 80.8 / 0.4 / 10.7 (zh 81.1 / 0.9 / 11.4, en 80.4 / 0 / 10.0),
+	// from 77.7 / 0.9 / 11.1.
 	finalFloors = map[string]floors{
-		"all":  {right: 0.775, wrong: 0.01, falseHit: 0.115},
-		LangZH: {right: 0.78, wrong: 0.02, falseHit: 0.145},
-		LangEN: {right: 0.765, wrong: 0.005, falseHit: 0.085},
+		"all":  {right: 0.805, wrong: 0.005, falseHit: 0.11},
+		LangZH: {right: 0.81, wrong: 0.01, falseHit: 0.12},
+		LangEN: {right: 0.80, wrong: 0.005, falseHit: 0.105},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
-	// negatives): dev 54.3 / 1.4 / 5.1 (zh 56.4 / 1.0 / 2.9, en 52.3 / 1.9
-	// / 7.4), from 44.7 / 1.0 / 4.4.
+	// negatives): dev 55.8 / 1.4 / 5.9 (zh 55.4 / 1.0 / 2.9, en 56.1 / 1.9
+	// / 8.8), from 54.3 / 1.4 / 5.1.
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.54, wrong: 0.015, falseHit: 0.055},
-		LangZH: {right: 0.56, wrong: 0.015, falseHit: 0.03},
-		LangEN: {right: 0.52, wrong: 0.02, falseHit: 0.075},
+		"all":  {right: 0.555, wrong: 0.015, falseHit: 0.06},
+		LangZH: {right: 0.55, wrong: 0.015, falseHit: 0.03},
+		LangEN: {right: 0.56, wrong: 0.02, falseHit: 0.09},
 	}
-	// test 47.4 / 1.3 / 2.2 (zh 39.5 / 1.7 / 4.4, en 55.8 / 0.9 / 0), from
-	// 33.6 / 2.2 / 2.2.
+	// test 50.0 / 2.2 / 2.2 (zh 39.5 / 2.5 / 4.4, en 61.1 / 1.8 / 0), from
+	// 47.4 / 1.3 / 2.2.
 	test2Floors = map[string]floors{
-		"all":  {right: 0.47, wrong: 0.015, falseHit: 0.025},
-		LangZH: {right: 0.39, wrong: 0.02, falseHit: 0.045},
-		LangEN: {right: 0.555, wrong: 0.01, falseHit: 0.005},
+		"all":  {right: 0.495, wrong: 0.025, falseHit: 0.025},
+		LangZH: {right: 0.39, wrong: 0.03, falseHit: 0.045},
+		LangEN: {right: 0.61, wrong: 0.02, falseHit: 0.005},
 	}
 	// heldout3 (interviewer turns from whole mock-interview transcripts,
 	// labelled by meaning afterwards; many terse topic-only turns, "ACID"):
-	// dev 69.0 / 0.8 / 4.8 (zh 68.5 / 0 / 7.1, en 69.6 / 1.6 / 1.8), from
-	// 65.5 / 2.0 / 6.3; test 67.5 / 0 / 4.1 (zh 71.2 / 0 / 6.5, en 64.1 / 0
-	// / 1.7), from 65.1 / 1.2 / 4.1.
+	// dev 70.2 / 0.8 / 5.6 (zh 69.3 / 0 / 7.1, en 71.2 / 1.6 / 3.6), from
+	// 69.0 / 0.8 / 4.8; test 68.7 / 0.4 / 3.3 (zh 74.6 / 0 / 4.8, en 63.4 /
+	// 0.8 / 1.7), from 67.5 / 0 / 4.1.
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.685, wrong: 0.01, falseHit: 0.05},
-		LangZH: {right: 0.68, wrong: 0.005, falseHit: 0.075},
-		LangEN: {right: 0.69, wrong: 0.02, falseHit: 0.02},
+		"all":  {right: 0.70, wrong: 0.01, falseHit: 0.06},
+		LangZH: {right: 0.69, wrong: 0.005, falseHit: 0.075},
+		LangEN: {right: 0.71, wrong: 0.02, falseHit: 0.04},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.67, wrong: 0.005, falseHit: 0.045},
-		LangZH: {right: 0.71, wrong: 0.005, falseHit: 0.07},
-		LangEN: {right: 0.635, wrong: 0.005, falseHit: 0.02},
+		"all":  {right: 0.685, wrong: 0.005, falseHit: 0.035},
+		LangZH: {right: 0.745, wrong: 0.005, falseHit: 0.05},
+		LangEN: {right: 0.63, wrong: 0.01, falseHit: 0.02},
 	}
-	// heldout4 (written intent first, 2026-12-02; see TestHeldout4Dev):
-	// dev 81.5 / 1.0 / 6.0 (zh 85.0 / 1.0 / 4.0, en 78.0 / 1.0 / 8.0), from
-	// 73.5 / 0.5 / 9.0; test, scored once: 72.0 / 0.5 / 5.0 (zh 73.0 / 1.0
-	// / 8.0, en 71.0 / 0 / 2.0), from 63.0 / 0 / 6.0.
+	// heldout4 (written intent first; see TestHeldout4Dev): dev 82.5 / 0.5
+	// / 4.0 (zh 85.0 / 0 / 0, en 80.0 / 1.0 / 8.0), from 81.5 / 1.0 / 6.0;
+	// test 75.0 / 0.5 / 3.0 (zh 77.0 / 1.0 / 6.0, en 73.0 / 0 / 0), from
+	// 72.0 / 0.5 / 5.0.
 	dev4Floors = map[string]floors{
-		"all":  {right: 0.81, wrong: 0.015, falseHit: 0.065},
-		LangZH: {right: 0.845, wrong: 0.015, falseHit: 0.045},
-		LangEN: {right: 0.775, wrong: 0.015, falseHit: 0.085},
+		"all":  {right: 0.82, wrong: 0.01, falseHit: 0.045},
+		LangZH: {right: 0.845, wrong: 0.005, falseHit: 0.005},
+		LangEN: {right: 0.795, wrong: 0.015, falseHit: 0.085},
 	}
 	test4Floors = map[string]floors{
-		"all":  {right: 0.715, wrong: 0.01, falseHit: 0.055},
-		LangZH: {right: 0.725, wrong: 0.015, falseHit: 0.085},
-		LangEN: {right: 0.705, wrong: 0.005, falseHit: 0.025},
+		"all":  {right: 0.745, wrong: 0.01, falseHit: 0.035},
+		LangZH: {right: 0.765, wrong: 0.015, falseHit: 0.065},
+		LangEN: {right: 0.725, wrong: 0.005, falseHit: 0.005},
+	}
+	// heldout5 (bank-blind whole interviews; see TestHeldout5Dev): dev 42.3
+	// / 5.1 / 4.1 (zh 46.7 / 8.9 / 6.1, en 36.4 / 0 / 2.4), from 38.5 / 5.1
+	// / 5.4; test 36.8 / 7.9 / 7.1 (zh 36.4 / 2.3 / 9.7, en 37.5 / 15.6 /
+	// 4.8), from 36.8 / 9.2 / 11.3.
+	dev5Floors = map[string]floors{
+		"all":  {right: 0.42, wrong: 0.055, falseHit: 0.045},
+		LangZH: {right: 0.465, wrong: 0.09, falseHit: 0.065},
+		LangEN: {right: 0.36, wrong: 0.005, falseHit: 0.025},
+	}
+	test5Floors = map[string]floors{
+		"all":  {right: 0.365, wrong: 0.08, falseHit: 0.075},
+		LangZH: {right: 0.36, wrong: 0.025, falseHit: 0.1},
+		LangEN: {right: 0.37, wrong: 0.16, falseHit: 0.05},
 	}
 )
 
@@ -285,3 +299,15 @@ func TestHeldout3Dev(t *testing.T) { testHeldout(t, "heldout3_dev.yaml", dev3Flo
 // TestHeldout3Test scores testdata/heldout3_test.yaml, the other half,
 // scored once when the matcher was final: aggregates only.
 func TestHeldout3Test(t *testing.T) { testHeldout(t, "heldout3_test.yaml", test3Floors, false) }
+
+// TestHeldout5Dev scores testdata/heldout5_dev.yaml, the dev half of a
+// fifth set written bank-blind (whole mock interviews first, labelled
+// against the templates' canonical questions afterwards, so that its
+// positives are the turns that happen to ask a banked question and most
+// of its negatives are follow-ups on the candidate's own work), printing
+// its misses.
+func TestHeldout5Dev(t *testing.T) { testHeldout(t, "heldout5_dev.yaml", dev5Floors, true) }
+
+// TestHeldout5Test scores testdata/heldout5_test.yaml, the other half:
+// aggregates only.
+func TestHeldout5Test(t *testing.T) { testHeldout(t, "heldout5_test.yaml", test5Floors, false) }

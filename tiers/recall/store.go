@@ -22,7 +22,10 @@ import (
 //   - one of its wordings is covered at least the language's cover (see
 //     lexical.coverage) and it leads by at least coverMargin: a whole
 //     interviewer turn (acknowledgement, context, then the ask) dilutes
-//     the score by its length, not the coverage of the wording it asks.
+//     the score by its length, not the coverage of the wording it asks;
+//
+// and, either way, one of its wordings is covered at least the language's
+// minCover (see wholeTurn).
 //
 // A question typed as a follow-up on the candidate's project or as a
 // statement that still asks is searched among the behavioural templates
@@ -31,11 +34,13 @@ import (
 // engineer, what's your plan?") a follow-up. A doubtful template is worse
 // than the coach, because the candidate reads an answer to another
 // question. The values were calibrated on the dev halves only
-// (testdata/heldout_dev.yaml, heldout2_dev.yaml, heldout3_dev.yaml;
-// TestCalibration prints the sweep); the test halves were scored after
-// they were fixed.
+// (testdata/heldout*_dev.yaml; TestCalibration prints the sweep); the test
+// halves were scored after they were fixed. The English threshold went
+// from 0.14 to 0.12 once the behavioural templates had spoken wordings:
+// on every dev half it took 1–3 points more right hits and no wrong or
+// false one.
 var (
-	DefaultThresholds = map[string]float64{LangZH: 0.105, LangEN: 0.14}
+	DefaultThresholds = map[string]float64{LangZH: 0.105, LangEN: 0.12}
 	DefaultMargins    = map[string]float64{LangZH: 0.01, LangEN: 0.025}
 )
 
@@ -43,12 +48,24 @@ var (
 type wholeTurn struct {
 	cover, coverMargin            float64 // a hit by coverage
 	followThreshold, followMargin float64 // project and statement types
+	minCover                      float64 // every hit (see minCovers)
 }
 
 var wholeTurns = map[string]wholeTurn{
-	LangZH: {cover: 0.4, coverMargin: 0.02, followThreshold: 0.28, followMargin: 0.05},
-	LangEN: {cover: 0.4, coverMargin: 0.035, followThreshold: 0.2, followMargin: 0.02},
+	LangZH: {cover: 0.4, coverMargin: 0.02, followThreshold: 0.28, followMargin: 0.05, minCover: 0.2},
+	LangEN: {cover: 0.4, coverMargin: 0.035, followThreshold: 0.2, followMargin: 0.02, minCover: 0.25},
 }
+
+// The coverage floor (wholeTurn.minCover): every hit must cover at least a
+// fifth (zh) or a quarter (en) of its best-covered wording. A short
+// follow-up that shares a word or two with a longer wording scores high,
+// because the score is normalised by what the utterance itself could
+// score, but it is not that wording's question: "为什么没上？", "Why
+// self-host?", "时间复杂度是多少" (on the candidate's own solution) hit
+// templates before it. Swept on the dev halves (TestCalibration, on the
+// bank before its spoken wordings): in Chinese 0.2 took 2 wrong and 4
+// false hits for 1 right one; in English 0.22–0.25 took 3 false hits
+// (heldout5's follow-ups) and no right one.
 
 // designMargins raise the margin of a design question where the
 // language's own is lower: Chinese design questions share their frame
@@ -96,6 +113,9 @@ const defaultTopicShare = 0.62
 // type t in script.
 func (s *Store) hit(script string, t coach.Type, ev evidence) bool {
 	w := s.wholeTurn[script]
+	if ev.cover < w.minCover {
+		return false
+	}
 	if follow(t) {
 		return ev.sim >= w.followThreshold && ev.lead >= w.followMargin
 	}

@@ -24,7 +24,9 @@
 // score clears the language's threshold and leads the best other template
 // by the language's margin, or when the utterance covers most of one of
 // its wordings and it leads by the coverage margin, so that a whole
-// interviewer turn is not diluted by its lead-in (DefaultThresholds,
+// interviewer turn is not diluted by its lead-in, and in either case the
+// utterance covers at least a fifth to a quarter of one of its wordings,
+// so that a short follow-up sharing a word with it does not hit (DefaultThresholds,
 // DefaultMargins, wholeTurns, calibrated on the dev halves of
 // testdata; the test halves are scored, never tuned on).
 //

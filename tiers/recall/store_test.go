@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/poise-dev/poise/coach"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -216,6 +217,28 @@ func TestSplitSentences(t *testing.T) {
 	for _, tt := range tests {
 		if got := splitSentences(tt.text); !slices.Equal(got, tt.want) {
 			t.Errorf("splitSentences(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+// TestCoverageFloor checks that no rule hits below the coverage floor (see
+// wholeTurn.minCover): a short follow-up sharing a word with a long
+// wording scores high, but covers little of it.
+func TestCoverageFloor(t *testing.T) {
+	t.Parallel()
+	s := &Store{thresholds: DefaultThresholds, margins: DefaultMargins, wholeTurn: wholeTurns, topicShare: defaultTopicShare}
+	for _, lang := range []string{LangZH, LangEN} {
+		w := wholeTurns[lang]
+		sure := evidence{sim: HighThreshold, lead: HighThreshold / 2, topic: 1} // over every threshold and margin
+		for _, typ := range []coach.Type{coach.Behavioural, coach.Concept, coach.Project} {
+			below, at := sure, sure
+			below.cover, at.cover = w.minCover*0.9, w.minCover
+			if s.hit(lang, typ, below) {
+				t.Errorf("%s %s: a hit covering %.2f of its wording, under the floor %.2f", lang, typ, below.cover, w.minCover)
+			}
+			if !s.hit(lang, typ, at) {
+				t.Errorf("%s %s: no hit at the floor %.2f with a sure score", lang, typ, w.minCover)
+			}
 		}
 	}
 }

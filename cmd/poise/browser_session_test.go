@@ -127,7 +127,10 @@ func (tb *tab) seqState() seqState {
 // historyQuestions returns the questions of the earlier turns, newest first.
 func (tb *tab) historyQuestions() []string {
 	tb.t.Helper()
-	return js[[]string](tb, `[...document.querySelectorAll('#history summary')].map((e) => e.textContent)`)
+	// The summary's own text, without the "superseded" tag an answer cut by
+	// a newer question carries.
+	return js[[]string](tb, `[...document.querySelectorAll('#history summary')].map((e) =>
+		[...e.childNodes].filter((n) => !n.classList?.contains('superseded-tag')).map((n) => n.textContent).join(''))`)
 }
 
 func query(kv ...string) url.Values {

@@ -85,8 +85,7 @@ func tally(obs []observation, lang string, hit func(observation) bool) scores {
 }
 
 // TestCalibration prints, per language, right, wrong and false-hit rates
-// on the dev halves (heldout_dev.yaml, heldout2_dev.yaml and, once it is
-// there, heldout3_dev.yaml) over grids of each part of the decision rule,
+// on the dev halves (see devSets) over grids of each part of the decision rule,
 // the others at their defaults: the data DefaultThresholds, DefaultMargins
 // and wholeTurns were chosen from.
 // go test -run Calibration -v ./tiers/recall/
@@ -165,7 +164,8 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
-// devSets names the held-out dev halves present in testdata.
+// devSets names the held-out dev halves in testdata, oldest first: the
+// sets the decision rule is tuned on (their test halves never are).
 func devSets(t *testing.T) []string {
 	t.Helper()
 	return []string{"heldout_dev.yaml", "heldout2_dev.yaml", "heldout3_dev.yaml", "heldout4_dev.yaml", "heldout5_dev.yaml"}

@@ -133,10 +133,6 @@ func (s *Store) hit(script string, t coach.Type, ev evidence) bool {
 // which the server warns about at start.
 const HighThreshold = 0.5
 
-// DefaultThreshold is the threshold l3.threshold documents: the English
-// one.
-var DefaultThreshold = DefaultThresholds[LangEN]
-
 // perTemplate is how many of a template's best wordings its score
 // averages: one lucky wording does not make a hit, and a template many
 // wordings agree on ranks first (measured on heldout_dev.yaml: 95% of

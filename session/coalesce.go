@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// defaultCoalesce is how long the answer deltas that follow a sent one are
+// DefaultCoalesce is how long the answer deltas that follow a sent one are
 // gathered into one message: the browser renders at 60 frames a second
 // anyway, and each message costs an encode, a replay slot and a write.
-const defaultCoalesce = 50 * time.Millisecond
+const DefaultCoalesce = 50 * time.Millisecond
 
 // coalescer gathers an answer's deltas into fewer answer_delta messages. A
 // delta that comes window or more after the answer's last delta message

@@ -128,7 +128,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxTokenTTL, DefaultMaxTTL)
 	def(&c.DeadPeerTimeout, 45*time.Second)
 	if c.Coalesce == 0 {
-		c.Coalesce = defaultCoalesce
+		c.Coalesce = DefaultCoalesce
 	}
 	if c.PreHelloMax <= 0 {
 		c.PreHelloMax = defaultPreHelloMax

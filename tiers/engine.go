@@ -22,6 +22,7 @@ type Engine struct {
 	tpl     Templates          // L3; nil when not configured
 	vision  *upstream.Client   // Tier V; nil when not configured
 	reader  Reader             // Tier O; nil when not configured
+	pacer   *upstream.Pacer    // nil: streams are read as their events come
 	health  Health             // nil: every configured level is usable
 	hc      *http.Client
 	log     zerolog.Logger

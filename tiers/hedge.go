@@ -210,7 +210,7 @@ func (h *hedge) launchNext() bool {
 // Each attempt settles its own reservation, so a hedged question counts
 // both attempts, the loser's included.
 func (h *hedge) launch(src *upstream.Client, model string, delay time.Duration) bool {
-	c := call{messages: BuildPrompt(h.a.req, false), model: model, firstToken: h.firstToken, maxTokens: maxTokensFull}
+	c := call{messages: BuildPrompt(h.a.req, false), model: model, firstToken: h.firstToken, maxTokens: maxTokensFull, pacer: h.a.e.pacer}
 	spent, ok := h.a.reserve(h.ctx, src, &c)
 	if !ok {
 		return false

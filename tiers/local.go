@@ -48,7 +48,7 @@ func (e *Engine) acquireLocal() (release func(), ok bool) {
 // cut answer. It returns the last result; a failure has been accounted.
 func (a *answering) try(ctx context.Context, src *upstream.Client, level Level, prefill string) result {
 	c := call{messages: BuildPrompt(a.req, level == L2), model: src.Endpoint().Model, prefill: prefill,
-		firstToken: a.e.firstToken(level), maxTokens: maxTokensFull}
+		firstToken: a.e.firstToken(level), maxTokens: maxTokensFull, pacer: a.e.pacer}
 	if level == L2 {
 		c.maxTokens = maxTokensShort
 	}

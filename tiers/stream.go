@@ -24,7 +24,12 @@ type call struct {
 	firstToken time.Duration // first-token timeout
 	maxTokens  int64
 	usage      bool // ask for the usage chunk (stream_options.include_usage): set when a Budget counts
+	pacer      *upstream.Pacer
 }
+
+// WithPacer spaces the engine's model streams after their first content
+// (upstream.Pacer); without it a stream is read as its events come.
+func WithPacer(p *upstream.Pacer) Option { return func(e *Engine) { e.pacer = p } }
 
 // result is how a call ended.
 type result struct {
@@ -48,7 +53,7 @@ type tokenUsage struct {
 func stream(ctx context.Context, src *upstream.Client, c call, onToken func(string) bool) result {
 	h := &tokens{onToken: onToken}
 	res := src.StreamDeltas(ctx, upstream.Call{Messages: c.messages, Model: c.model, MaxTokens: c.maxTokens,
-		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken}, h)
+		Temperature: temperature, Usage: c.usage, Prefill: c.prefill, FirstToken: c.firstToken, Pacer: c.pacer}, h)
 	return result{text: h.text.String(), started: res.Started, finish: res.Finish, err: res.Err, usage: h.usage}
 }
 

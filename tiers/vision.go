@@ -33,7 +33,7 @@ func (a *answering) visionUsable() bool {
 func (a *answering) runVision(ctx context.Context, read <-chan readResult, stopRead func()) *readResult {
 	src := a.e.vision
 	c := call{messages: BuildVisionPrompt(a.req), model: src.Endpoint().Model,
-		firstToken: ms(a.e.cfg.L1.Vision.FirstTokenMS), maxTokens: maxTokensScreenshot}
+		firstToken: ms(a.e.cfg.L1.Vision.FirstTokenMS), maxTokens: maxTokensScreenshot, pacer: a.e.pacer}
 	spent, ok := a.reserve(ctx, src, &c)
 	if !ok {
 		return nil

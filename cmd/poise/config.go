@@ -48,9 +48,10 @@ type config struct {
 	PreHelloPerAddress int          `yaml:"pre_hello_per_address"` // default 32: the same, per client address
 	Stream             struct {
 		// CoalesceMS gathers the answer deltas that follow a sent one
-		// within this many ms into one answer_delta; the first delta of an
-		// answer is never delayed. Default (absent) 50; 0 sends every
-		// delta alone.
+		// within this many ms into one answer_delta, and the engine reads
+		// a model's stream at most once per this many ms after its first
+		// content; the first delta of an answer is never delayed. Default
+		// (absent) 50; 0 sends every delta alone, read as it comes.
 		CoalesceMS *int `yaml:"coalesce_ms"`
 	} `yaml:"stream"`
 	Engine tiers.Config  `yaml:",inline"` // sla_ms, health, l1, l2
@@ -201,11 +202,19 @@ func (c config) sessionConfig() session.Config {
 // coalesce is stream.coalesce_ms as session.Config.Coalesce: absent is
 // its default, 0 is off (negative there).
 func (c config) coalesce() time.Duration {
-	switch {
-	case c.Stream.CoalesceMS == nil:
-		return 0
-	case *c.Stream.CoalesceMS == 0:
-		return -1
+	if w := c.window(); w > 0 {
+		return w
+	}
+	return -1
+}
+
+// window is stream.coalesce_ms as a duration: absent is
+// session.DefaultCoalesce, 0 is off. The session gathers answer deltas
+// over it, and the engine reads a model stream at most once per window
+// after its first content (upstream.Pacer).
+func (c config) window() time.Duration {
+	if c.Stream.CoalesceMS == nil {
+		return session.DefaultCoalesce
 	}
 	return time.Duration(*c.Stream.CoalesceMS) * time.Millisecond
 }

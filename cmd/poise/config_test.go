@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/poise-dev/poise/session"
 )
 
 func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
@@ -99,15 +101,16 @@ func TestConfigSecurityKeys(t *testing.T) {
 }
 
 // TestConfigCoalesce: stream.coalesce_ms absent is the session's default,
-// 0 turns coalescing off, a negative value is refused.
+// 0 turns coalescing off, a negative value is refused; the engine's
+// streams are paced over the same window.
 func TestConfigCoalesce(t *testing.T) {
 	for _, tc := range []struct {
-		yaml string
-		want time.Duration
+		yaml       string
+		want, pace time.Duration
 	}{
-		{"", 0},
-		{"stream:\n  coalesce_ms: 0\n", -1},
-		{"stream:\n  coalesce_ms: 25\n", 25 * time.Millisecond},
+		{"", session.DefaultCoalesce, session.DefaultCoalesce},
+		{"stream:\n  coalesce_ms: 0\n", -1, 0},
+		{"stream:\n  coalesce_ms: 25\n", 25 * time.Millisecond, 25 * time.Millisecond},
 	} {
 		c, err := parseConfig([]byte(tc.yaml), noEnv)
 		if err != nil {
@@ -115,6 +118,9 @@ func TestConfigCoalesce(t *testing.T) {
 		}
 		if got := c.sessionConfig().Coalesce; got != tc.want {
 			t.Errorf("%q: Coalesce = %v, want %v", tc.yaml, got, tc.want)
+		}
+		if p := pacer(c); p.Every != tc.pace || p.Busy == nil {
+			t.Errorf("%q: pacer every %v (busy check %v), want %v with a busy check", tc.yaml, p.Every, p.Busy != nil, tc.pace)
 		}
 	}
 	if _, err := parseConfig([]byte("stream:\n  coalesce_ms: -1\n"), noEnv); err == nil || !strings.Contains(err.Error(), "stream.coalesce_ms") {

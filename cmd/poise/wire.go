@@ -111,7 +111,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		})
 	}
 	a.health = health.New(healthConfig(cfg.Engine), probes, log, health.NewMetrics(reg), healthOpts...)
-	var engineOpts []tiers.Option
+	engineOpts := []tiers.Option{tiers.WithPacer(pacer(cfg))}
 	if !cfg.OCR.Disabled {
 		engineOpts = append(engineOpts, tiers.WithReader(reader))
 	}
@@ -208,3 +208,18 @@ func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, heal
 	return recallTemplates{store, bank.Len()}, health.Probe{Name: tiers.TemplatesBackend, Level: level.L3,
 		Timeout: templatesProbeTimeout, Check: store.Probe}, nil
 }
+
+// pacer spaces the engine's model streams over stream.coalesce_ms (the
+// session sends a delta at most once per window anyway), and steps aside
+// while the scheduler is behind.
+func pacer(cfg config) *upstream.Pacer {
+	lag := &upstream.SchedulerLag{Window: schedWindow, Limit: schedLate}
+	return &upstream.Pacer{Every: cfg.window(), Busy: lag.Busy}
+}
+
+// Scheduler lag that turns pacing off: a tenth of the goroutines readied
+// over a quarter second waited schedLate or longer to run.
+const (
+	schedWindow = 250 * time.Millisecond
+	schedLate   = 2 * time.Millisecond
+)

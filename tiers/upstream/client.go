@@ -134,6 +134,9 @@ type Call struct {
 	// Stall is the silence after the first content that cuts the stream
 	// (0: the endpoint's stall_ms).
 	Stall time.Duration
+	// Pacer spaces the stream's reads after its first content; nil reads
+	// as events come.
+	Pacer *Pacer
 }
 
 // Handler takes the chunks of one stream, in order, on the goroutine that
@@ -231,6 +234,13 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 	}
 	defer raw.Body.Close()
 	ev := newEventReader(raw.Body, c.ep.APIKey)
+	var paceTimer *time.Timer
+	defer func() {
+		if paceTimer != nil {
+			paceTimer.Stop()
+		}
+	}()
+	var flushed time.Time
 	for {
 		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
@@ -250,8 +260,10 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 			res.Started = true
 			phase.Store(phaseStreaming)
 		}
+		pause := false
 		if err == nil && (finish != "" || !ev.ready()) {
 			err = s.flush() // nothing more at hand: the handler passes on what it gathered
+			pause = res.Started
 		}
 		if err != nil {
 			res.Err = asError(err)
@@ -261,6 +273,13 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 			res.Finish = finish
 			drain(ev, s, watchdog)
 			break
+		}
+		if pause {
+			if flushed.IsZero() {
+				flushed = time.Now() // the first content went on at once; the window starts with it
+			}
+			call.Pacer.wait(sctx, &paceTimer, flushed)
+			flushed = time.Now()
 		}
 		if res.Started {
 			watchdog.Reset(stall)

@@ -112,14 +112,15 @@ func (g *gatherer) text() string {
 	return b.String()
 }
 
-// gatheredStream streams up's events and returns the pieces, the result
-// and how long the call took.
-func gatheredStream(t *testing.T, up *timedUpstream, stall time.Duration) (*gatherer, Result, time.Duration) {
+// gatheredStream streams up's events with call's Stall and Pacer and
+// returns the pieces, the result and how long the call took.
+func gatheredStream(t *testing.T, up *timedUpstream, call Call) (*gatherer, Result, time.Duration) {
 	t.Helper()
 	c := New(Endpoint{Name: "timed", BaseURL: "http://vendor.invalid/v1", APIKey: "sk-timed", Model: "m"}, &http.Client{Transport: up})
 	g := &gatherer{start: time.Now()}
-	res := c.StreamDeltas(t.Context(), Call{Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Why this job?")},
-		Model: "m", FirstToken: time.Second, Stall: stall}, g)
+	call.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Why this job?")}
+	call.Model, call.FirstToken = "m", time.Second
+	res := c.StreamDeltas(t.Context(), call, g)
 	return g, res, time.Since(g.start)
 }
 
@@ -139,7 +140,7 @@ func TestStreamFlushesEachRead(t *testing.T) {
 			{first + 60*time.Millisecond, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`},
 			{first + 60*time.Millisecond, "[DONE]"},
 		}
-		g, res, took := gatheredStream(t, &timedUpstream{events: ev}, 0)
+		g, res, took := gatheredStream(t, &timedUpstream{events: ev}, Call{})
 		if res.Err != nil || res.Finish != "stop" || !res.Started {
 			t.Fatalf("result %+v, want a complete answer", res)
 		}
@@ -165,7 +166,7 @@ func TestStreamStallKeepsWhatCame(t *testing.T) {
 		for i := range 5 {
 			ev = append(ev, timedEvent{first + time.Duration(i)*10*time.Millisecond, fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"t%d "}}]}`, i)})
 		}
-		g, res, took := gatheredStream(t, &timedUpstream{events: ev, hang: true}, stall)
+		g, res, took := gatheredStream(t, &timedUpstream{events: ev, hang: true}, Call{Stall: stall})
 		if res.Err == nil || res.Err.Class != ClassCut {
 			t.Fatalf("result %+v, want ClassCut", res)
 		}

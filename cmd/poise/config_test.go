@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/session"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
@@ -119,7 +120,7 @@ func TestConfigCoalesce(t *testing.T) {
 		if got := c.sessionConfig().Coalesce; got != tc.want {
 			t.Errorf("%q: Coalesce = %v, want %v", tc.yaml, got, tc.want)
 		}
-		if p := pacer(c); p.Every != tc.pace || p.Busy == nil {
+		if p := pacer(c, prometheus.NewRegistry()); p.Every != tc.pace || p.Busy == nil {
 			t.Errorf("%q: pacer every %v (busy check %v), want %v with a busy check", tc.yaml, p.Every, p.Busy != nil, tc.pace)
 		}
 	}

@@ -234,13 +234,8 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 	}
 	defer raw.Body.Close()
 	ev := newEventReader(raw.Body, c.ep.APIKey)
-	var paceTimer *time.Timer
-	defer func() {
-		if paceTimer != nil {
-			paceTimer.Stop()
-		}
-	}()
-	var flushed time.Time
+	pace := pacing{p: call.Pacer}
+	defer pace.stop()
 	for {
 		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
@@ -275,11 +270,7 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 			break
 		}
 		if pause {
-			if flushed.IsZero() {
-				flushed = time.Now() // the first content went on at once; the window starts with it
-			}
-			call.Pacer.wait(sctx, &paceTimer, flushed)
-			flushed = time.Now()
+			pace.pause(sctx)
 		}
 		if res.Started {
 			watchdog.Reset(stall)

@@ -26,24 +26,47 @@ type Pacer struct {
 	Busy func() bool
 }
 
-// wait blocks until p.Every has passed since last, or ctx is done. t is
-// the stream's timer, made on the first wait; the stream stops it.
-func (p *Pacer) wait(ctx context.Context, t **time.Timer, last time.Time) {
-	if p == nil || p.Every <= 0 {
+// pacing is one stream's use of its Pacer. Owned by the stream call.
+type pacing struct {
+	p     *Pacer
+	timer *time.Timer // made on the first wait
+	last  time.Time   // when the stream last went on reading; zero before its first content
+}
+
+// pause is called after the stream has passed content on and before it
+// reads again: it blocks until p.Every has passed since the last read (or
+// since the first content, which went on at once), or ctx is done.
+func (s *pacing) pause(ctx context.Context) {
+	if s.last.IsZero() {
+		s.last = time.Now()
+	}
+	s.wait(ctx)
+	s.last = time.Now()
+}
+
+func (s *pacing) wait(ctx context.Context) {
+	if s.p == nil || s.p.Every <= 0 {
 		return
 	}
-	d := p.Every - time.Since(last)
-	if d <= 0 || (p.Busy != nil && p.Busy()) {
+	d := s.p.Every - time.Since(s.last)
+	if d <= 0 || (s.p.Busy != nil && s.p.Busy()) {
 		return
 	}
-	if *t == nil {
-		*t = time.NewTimer(d)
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
 	} else {
-		(*t).Reset(d)
+		s.timer.Reset(d)
 	}
 	select {
-	case <-(*t).C:
+	case <-s.timer.C:
 	case <-ctx.Done():
+	}
+}
+
+// stop releases the timer when the stream ends.
+func (s *pacing) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
 	}
 }
 
@@ -63,7 +86,7 @@ type SchedulerLag struct {
 
 	next atomic.Int64 // unix ns when the verdict is stale
 	busy atomic.Bool
-	mu   sync.Mutex // guards sample and prev while one goroutine renews the verdict
+	mu   sync.Mutex // guards s and prev while one goroutine renews the verdict
 	s    []metrics.Sample
 	prev []uint64
 }

@@ -235,7 +235,6 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 	defer raw.Body.Close()
 	ev := newEventReader(raw.Body, c.ep.APIKey)
 	pace := pacing{p: call.Pacer}
-	defer pace.stop()
 	for {
 		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
@@ -270,7 +269,7 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 			break
 		}
 		if pause {
-			pace.pause(sctx)
+			pace.pause()
 		}
 		if res.Started {
 			watchdog.Reset(stall)

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
@@ -28,46 +27,28 @@ type Pacer struct {
 
 // pacing is one stream's use of its Pacer. Owned by the stream call.
 type pacing struct {
-	p     *Pacer
-	timer *time.Timer // made on the first wait
-	last  time.Time   // when the stream last went on reading; zero before its first content
+	p    *Pacer
+	last time.Time // when the stream last went on reading; zero before its first content
 }
 
 // pause is called after the stream has passed content on and before it
-// reads again: it blocks until p.Every has passed since the last read (or
-// since the first content, which went on at once), or ctx is done.
-func (s *pacing) pause(ctx context.Context) {
+// reads again: it sleeps until p.Every has passed since the last read (or
+// since the first content, which went on at once). It does not watch the
+// stream's context: a cancelled stream reads at most Every later, and a
+// plain sleep costs the scheduler less than a select on a timer and the
+// context, once per window of every stream.
+func (s *pacing) pause() {
+	now := time.Now()
 	if s.last.IsZero() {
-		s.last = time.Now()
+		s.last = now
 	}
-	s.wait(ctx)
-	s.last = time.Now()
-}
-
-func (s *pacing) wait(ctx context.Context) {
-	if s.p == nil || s.p.Every <= 0 {
-		return
+	if s.p != nil && s.p.Every > 0 {
+		if d := s.p.Every - now.Sub(s.last); d > 0 && (s.p.Busy == nil || !s.p.Busy()) {
+			time.Sleep(d)
+			now = time.Now()
+		}
 	}
-	d := s.p.Every - time.Since(s.last)
-	if d <= 0 || (s.p.Busy != nil && s.p.Busy()) {
-		return
-	}
-	if s.timer == nil {
-		s.timer = time.NewTimer(d)
-	} else {
-		s.timer.Reset(d)
-	}
-	select {
-	case <-s.timer.C:
-	case <-ctx.Done():
-	}
-}
-
-// stop releases the timer when the stream ends.
-func (s *pacing) stop() {
-	if s.timer != nil {
-		s.timer.Stop()
-	}
+	s.last = now
 }
 
 // schedSample is the runtime metric SchedulerLag reads.

@@ -340,13 +340,14 @@ func (l *loadReport) markdown() string {
 		l.Delays, l.Pinning, len(l.Runs))
 	fmt.Fprintf(&b, "**Largest load within the SLA: %s concurrent sessions** (the median run's; p99 first useful content ≤ %.0f ms, no error, no lost or doubled message); with captions too (p95 ≤ %.0f ms after the utterance ends, none missed): %s.\n\n",
 		l.MaxSessions.text("%.0f"), l.SLAms, l.SLAms, l.MaxWithCaptions.text("%.0f"))
-	b.WriteString("| sessions | runs passed / reached | p99 first content | captions p95 | captions missed | poise cores | poise CPU per session-second | loadgen / simulators cores |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| sessions | runs passed / reached | p99 first content | captions p95 | captions missed | poise cores | poise CPU per session-second | loadgen / simulators cores | poise cores ÷ simulators' |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|---:|\n")
 	for _, st := range l.Stats {
-		fmt.Fprintf(&b, "| %d | %d / %d | %s ms | %s ms | %s | %s | %s µs | %s / %s |\n",
+		fmt.Fprintf(&b, "| %d | %d / %d | %s ms | %s ms | %s | %s | %s µs | %s / %s | %s |\n",
 			st.Sessions, st.Passed, st.Reached, st.FirstP99.text("%.0f"), st.CaptionP95.text("%.0f"), st.CaptionMissed.text("%.0f"),
-			st.Cores.text("%.2f"), st.CPUPerSessionUS.text("%.0f"), st.LoadCores.text("%.2f"), st.SimsCores.text("%.2f"))
+			st.Cores.text("%.2f"), st.CPUPerSessionUS.text("%.0f"), st.LoadCores.text("%.2f"), st.SimsCores.text("%.2f"), st.PerSimCore.text("%.2f"))
 	}
+	b.WriteString("\nThe last column divides poise's CPU by the simulators', which do the same work in every run: their CPU follows the machine's speed, so the ratio compares runs on a machine whose speed drifts.\n")
 	b.WriteString("\nEvery step of every run:\n\n")
 	b.WriteString("| run | sessions | questions | first content ≤ sla_ms | p50 | p99 | first content by source | captions p95 (missed) | errors | lost / doubled | CPU cores: poise / loadgen / simulators; busy per CPU | poise CPU per session-second | poise RSS | within target |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---|\n")

@@ -72,6 +72,10 @@ type stepStats struct {
 	CPUPerSessionUS stat `json:"server_cpu_us_per_session_s"`
 	LoadCores       stat `json:"loadgen_cores"`
 	SimsCores       stat `json:"sims_cores"`
+	// PerSimCore is poise's cores over the simulators': they do the same
+	// work in every run, so their CPU follows the machine's speed, and
+	// the ratio compares runs across a machine's drift (0: not measured).
+	PerSimCore stat `json:"server_cores_per_sim_core"`
 }
 
 // aggregate gives, per step that any run reached (in step order), the
@@ -105,7 +109,8 @@ func aggregate(runs []loadRun) []stepStats {
 			Cores:           col(func(st loadStep) float64 { return st.CPU }),
 			CPUPerSessionUS: col(func(st loadStep) float64 { return st.CPUPerSessionUS }),
 			LoadCores:       col(func(st loadStep) float64 { return st.LoadCPU }),
-			SimsCores:       col(func(st loadStep) float64 { return st.SimsCPU })}
+			SimsCores:       col(func(st loadStep) float64 { return st.SimsCPU }),
+			PerSimCore:      col(loadStep.perSimCore)}
 		for _, st := range sts {
 			if st.Pass {
 				ss.Passed++
@@ -114,6 +119,15 @@ func aggregate(runs []loadRun) []stepStats {
 		out = append(out, ss)
 	}
 	return out
+}
+
+// perSimCore is the step's poise cores over its simulators' cores, 0
+// when the simulators' CPU was not measured.
+func (st loadStep) perSimCore() float64 {
+	if st.SimsCPU <= 0 {
+		return 0
+	}
+	return st.CPU / st.SimsCPU
 }
 
 // largest is the median and spread over the runs of the largest load

@@ -65,6 +65,9 @@ func TestAggregate(t *testing.T) {
 		{Steps: []loadStep{step(250, 480, 642, 0, 0.09, 360, true), step(500, 516, 674, 0, 0.16, 320, true), step(1000, 671, 918, 2, 0.31, 310, true)}, MaxSessions: 1000, MaxWithCaptions: 500},
 		{Steps: []loadStep{step(250, 460, 630, 0, 0.07, 280, true), step(500, 500, 650, 0, 0.14, 280, true), step(1000, 640, 900, 0, 0.30, 300, true), step(1500, 900, 1200, 0, 0.45, 300, false)}, MaxSessions: 1000, MaxWithCaptions: 1000},
 	}
+	for i := range runs {
+		runs[i].Steps[2].SimsCPU = 0.2 // the 1000-session step's simulators
+	}
 	got := aggregate(runs)
 	if len(got) != 4 {
 		t.Fatalf("%d steps, want 4", len(got))
@@ -90,7 +93,10 @@ func TestAggregate(t *testing.T) {
 		t.Errorf("largest %+v, with captions %+v", sla, capt)
 	}
 	md := (&loadReport{Runs: runs, Stats: got, MaxSessions: sla, MaxWithCaptions: capt, Pinning: "pinned"}).markdown()
-	for _, want := range []string{"**Largest load within the SLA: 1000 (500–1000) concurrent sessions**", "| 1000 | 2 / 3 | 671 (640–2300) ms |", "| 3 | 1500 |"} {
+	if r := s1000.PerSimCore; r.text("%.2f") != "1.55 (1.50–1.65)" || got[0].PerSimCore.Median != 0 {
+		t.Errorf("1000 poise cores per simulator core %+v (%s), 250 without simulators %+v", r, r.text("%.2f"), got[0].PerSimCore)
+	}
+	for _, want := range []string{"**Largest load within the SLA: 1000 (500–1000) concurrent sessions**", "| 1000 | 2 / 3 | 671 (640–2300) ms |", "| 3 | 1500 |", "| 1.55 (1.50–1.65) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

@@ -124,7 +124,8 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // the final set were scored when a stop's rule was fixed. The figures
 // after "from" are those of the rule before the second round of
 // 2026-12-02 (the coverage floor, confirmation asks, the English threshold
-// 0.12, 1,199 spoken wordings of the behavioural templates).
+// 0.12, 1,199 spoken wordings of the behavioural templates); "third round"
+// marks what the Chinese coverage margin of 0.03 (was 0.02) changed.
 var (
 	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
 	// 79.9 / 1.1 / 3.7.
@@ -150,27 +151,29 @@ var (
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
 	// negatives): dev 55.8 / 1.4 / 5.9 (zh 55.4 / 1.0 / 2.9, en 56.1 / 1.9
-	// / 8.8), from 54.3 / 1.4 / 5.1.
+	// / 8.8), from 54.3 / 1.4 / 5.1; third round 54.8 / 1.4 / 4.4 (zh 53.5
+	// / 1.0 / 0).
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.555, wrong: 0.015, falseHit: 0.06},
-		LangZH: {right: 0.55, wrong: 0.015, falseHit: 0.03},
+		"all":  {right: 0.545, wrong: 0.015, falseHit: 0.045},
+		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.005},
 		LangEN: {right: 0.56, wrong: 0.02, falseHit: 0.09},
 	}
 	// test 50.0 / 2.2 / 2.2 (zh 39.5 / 2.5 / 4.4, en 61.1 / 1.8 / 0), from
-	// 47.4 / 1.3 / 2.2.
+	// 47.4 / 1.3 / 2.2; third round 49.6 / 1.7 / 1.5 (zh 38.7 / 1.7 / 2.9).
 	test2Floors = map[string]floors{
-		"all":  {right: 0.495, wrong: 0.025, falseHit: 0.025},
-		LangZH: {right: 0.39, wrong: 0.03, falseHit: 0.045},
+		"all":  {right: 0.495, wrong: 0.02, falseHit: 0.02},
+		LangZH: {right: 0.385, wrong: 0.02, falseHit: 0.03},
 		LangEN: {right: 0.61, wrong: 0.02, falseHit: 0.005},
 	}
 	// heldout3 (interviewer turns from whole mock-interview transcripts,
 	// labelled by meaning afterwards; many terse topic-only turns, "ACID"):
 	// dev 70.2 / 0.8 / 5.6 (zh 69.3 / 0 / 7.1, en 71.2 / 1.6 / 3.6), from
-	// 69.0 / 0.8 / 4.8; test 68.7 / 0.4 / 3.3 (zh 74.6 / 0 / 4.8, en 63.4 /
-	// 0.8 / 1.7), from 67.5 / 0 / 4.1.
+	// 69.0 / 0.8 / 4.8, third round 70.2 / 0.8 / 4.8 (zh 69.3 / 0 / 5.7);
+	// test 68.7 / 0.4 / 3.3 (zh 74.6 / 0 / 4.8, en 63.4 / 0.8 / 1.7), from
+	// 67.5 / 0 / 4.1.
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.70, wrong: 0.01, falseHit: 0.06},
-		LangZH: {right: 0.69, wrong: 0.005, falseHit: 0.075},
+		"all":  {right: 0.70, wrong: 0.01, falseHit: 0.05},
+		LangZH: {right: 0.69, wrong: 0.005, falseHit: 0.06},
 		LangEN: {right: 0.71, wrong: 0.02, falseHit: 0.04},
 	}
 	test3Floors = map[string]floors{
@@ -194,30 +197,33 @@ var (
 	}
 	// heldout5 (bank-blind whole interviews; see TestHeldout5Dev): dev 42.3
 	// / 5.1 / 4.1 (zh 46.7 / 8.9 / 6.1, en 36.4 / 0 / 2.4), from 38.5 / 5.1
-	// / 5.4; test 36.8 / 7.9 / 7.1 (zh 36.4 / 2.3 / 9.7, en 37.5 / 15.6 /
-	// 4.8), from 36.8 / 9.2 / 11.3.
+	// / 5.4, third round 42.3 / 2.6 / 4.1 (zh 46.7 / 4.4 / 6.1); test 36.8
+	// / 7.9 / 7.1 (zh 36.4 / 2.3 / 9.7, en 37.5 / 15.6 / 4.8), from 36.8 /
+	// 9.2 / 11.3, third round 36.8 / 7.9 / 6.7 (zh 36.4 / 2.3 / 8.8).
 	dev5Floors = map[string]floors{
-		"all":  {right: 0.42, wrong: 0.055, falseHit: 0.045},
-		LangZH: {right: 0.465, wrong: 0.09, falseHit: 0.065},
+		"all":  {right: 0.42, wrong: 0.03, falseHit: 0.045},
+		LangZH: {right: 0.465, wrong: 0.045, falseHit: 0.065},
 		LangEN: {right: 0.36, wrong: 0.005, falseHit: 0.025},
 	}
 	test5Floors = map[string]floors{
-		"all":  {right: 0.365, wrong: 0.08, falseHit: 0.075},
-		LangZH: {right: 0.36, wrong: 0.025, falseHit: 0.1},
+		"all":  {right: 0.365, wrong: 0.08, falseHit: 0.07},
+		LangZH: {right: 0.36, wrong: 0.025, falseHit: 0.09},
 		LangEN: {right: 0.37, wrong: 0.16, falseHit: 0.05},
 	}
 	// heldout6 (bank-blind interview guides said live; see
-	// TestHeldout6Dev), scored once with the second round's rule: dev 35.3
-	// / 5.9 / 7.2 (zh 37.3 / 5.9 / 11.6, en 33.3 / 5.9 / 2.9); test 36.3 /
-	// 8.8 / 3.8 (zh 43.1 / 13.7 / 6.1, en 29.4 / 3.9 / 1.5).
+	// TestHeldout6Dev), scored first with the second round's rule: dev
+	// 35.3 / 5.9 / 7.2 (zh 37.3 / 5.9 / 11.6, en 33.3 / 5.9 / 2.9); test
+	// 36.3 / 8.8 / 3.8 (zh 43.1 / 13.7 / 6.1, en 29.4 / 3.9 / 1.5). Third
+	// round: dev 33.3 / 4.9 / 7.2 (zh 33.3 / 3.9 / 11.6); test 35.3 / 8.8 /
+	// 3.0 (zh 41.2 / 13.7 / 4.5).
 	dev6Floors = map[string]floors{
-		"all":  {right: 0.35, wrong: 0.06, falseHit: 0.075},
-		LangZH: {right: 0.37, wrong: 0.06, falseHit: 0.12},
+		"all":  {right: 0.33, wrong: 0.05, falseHit: 0.075},
+		LangZH: {right: 0.33, wrong: 0.04, falseHit: 0.12},
 		LangEN: {right: 0.33, wrong: 0.06, falseHit: 0.03},
 	}
 	test6Floors = map[string]floors{
-		"all":  {right: 0.36, wrong: 0.09, falseHit: 0.04},
-		LangZH: {right: 0.43, wrong: 0.14, falseHit: 0.065},
+		"all":  {right: 0.35, wrong: 0.09, falseHit: 0.035},
+		LangZH: {right: 0.41, wrong: 0.14, falseHit: 0.05},
 		LangEN: {right: 0.29, wrong: 0.04, falseHit: 0.02},
 	}
 )

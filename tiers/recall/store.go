@@ -38,7 +38,10 @@ import (
 // halves were scored after they were fixed. The English threshold went
 // from 0.14 to 0.12 once the behavioural templates had spoken wordings:
 // on every dev half it took 1–3 points more right hits and no wrong or
-// false one.
+// false one. The Chinese coverMargin went from 0.02 to 0.03 when a sixth
+// set had come (heldout6): over the six dev halves it took 3 wrong and 3
+// false hits for 4 right ones; a larger margin for the score rule took
+// more right hits than wrong ones.
 var (
 	DefaultThresholds = map[string]float64{LangZH: 0.105, LangEN: 0.12}
 	DefaultMargins    = map[string]float64{LangZH: 0.01, LangEN: 0.025}
@@ -62,7 +65,7 @@ type wholeTurn struct {
 }
 
 var wholeTurns = map[string]wholeTurn{
-	LangZH: {cover: 0.4, coverMargin: 0.02, followThreshold: 0.28, followMargin: 0.05, minCover: 0.2},
+	LangZH: {cover: 0.4, coverMargin: 0.03, followThreshold: 0.28, followMargin: 0.05, minCover: 0.2},
 	LangEN: {cover: 0.4, coverMargin: 0.035, followThreshold: 0.2, followMargin: 0.02, minCover: 0.25},
 }
 

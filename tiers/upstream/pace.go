@@ -19,9 +19,10 @@ type Pacer struct {
 	// first content; 0 or less reads as events come.
 	Every time.Duration
 	// Busy reports that the node is short of CPU. Pacing then steps aside:
-	// a busy node reads several tokens a wake-up anyway, and a paced
-	// stream's timer wake-up would go ahead of the work the network has
-	// readied (Go runs a goroutine a timer readies next). nil: never busy.
+	// a busy node reads several tokens a wake-up anyway, and unguarded
+	// pacing cost first content at saturation (docs/benchmarks.md; a
+	// likely cause, not proven: a goroutine a timer readies may run ahead
+	// of the ones the network has readied). nil: never busy.
 	Busy func() bool
 }
 
@@ -38,15 +39,16 @@ type pacing struct {
 // plain sleep costs the scheduler less than a select on a timer and the
 // context, once per window of every stream.
 func (s *pacing) pause() {
+	if s.p == nil || s.p.Every <= 0 {
+		return // not paced: no clock read per read either (the gateway's streams)
+	}
 	now := time.Now()
 	if s.last.IsZero() {
 		s.last = now
 	}
-	if s.p != nil && s.p.Every > 0 {
-		if d := s.p.Every - now.Sub(s.last); d > 0 && (s.p.Busy == nil || !s.p.Busy()) {
-			time.Sleep(d)
-			now = time.Now()
-		}
+	if d := s.p.Every - now.Sub(s.last); d > 0 && (s.p.Busy == nil || !s.p.Busy()) {
+		time.Sleep(d)
+		now = time.Now()
 	}
 	s.last = now
 }

@@ -110,20 +110,42 @@ func TestSchedulerLagCountsLateWaits(t *testing.T) {
 	}
 }
 
-// TestSchedulerLagReadsTheRuntime: on an idle test process the verdict
-// is read from the runtime and is not busy, and it is renewed at most
-// once a Window.
+// TestSchedulerLagReadsTheRuntime: the verdict counts the waits the
+// runtime recorded since the last sample (goroutines handing a channel
+// back and forth make some), none of them late against a limit of an
+// hour, and it is renewed at most once a Window.
 func TestSchedulerLagReadsTheRuntime(t *testing.T) {
-	l := &SchedulerLag{Window: time.Hour, Limit: time.Second}
-	if l.Busy() {
-		t.Fatal("an idle process is busy")
+	l := &SchedulerLag{Limit: time.Hour}
+	if late, all := l.sample(); late != 0 || all != 0 {
+		t.Fatalf("first sample: %d late of %d, want a baseline only", late, all)
 	}
-	if l.prev == nil {
-		t.Fatal("no histogram was read")
+	ping, pong := make(chan int), make(chan int)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for v := range ping {
+			pong <- v
+		}
+	}()
+	for i := range 2000 {
+		ping <- i
+		<-pong
 	}
-	next := l.next.Load()
-	l.Busy()
-	if l.next.Load() != next {
+	close(ping)
+	<-done
+	late, all := l.sample()
+	if all == 0 || late != 0 || lagging(late, all) {
+		t.Errorf("after 4,000 handoffs: %d late of %d waits, want some waits and none an hour late", late, all)
+	}
+
+	w := &SchedulerLag{Window: time.Hour, Limit: time.Second}
+	w.Busy()
+	next := w.next.Load()
+	if next == 0 || w.prev == nil {
+		t.Fatal("the first verdict read no histogram")
+	}
+	w.Busy()
+	if w.next.Load() != next {
 		t.Error("the verdict was renewed within its window")
 	}
 }

@@ -89,19 +89,79 @@ func (s *deltaSink) decode(data []byte) bool {
 	if !gjson.ValidBytes(data) {
 		return false
 	}
-	r := gjson.ParseBytes(data)
-	choices := r.Get("choices")
+	return fields(gjson.ParseBytes(data), func(k string, v gjson.Result) bool {
+		switch k {
+		case "choices":
+			return s.choices(v)
+		case "usage":
+			return fields(v, func(k string, v gjson.Result) bool {
+				switch k {
+				case "prompt_tokens":
+					return count(v, &s.d.PromptTokens)
+				case "completion_tokens":
+					return count(v, &s.d.CompletionTokens)
+				}
+				return true
+			})
+		}
+		return true
+	})
+}
+
+// choices reads the choices array: how many there are, and choice 0's
+// content, refusal and finish_reason. Null is no choices; any other type
+// but an array makes the chunk undecodable.
+func (s *deltaSink) choices(v gjson.Result) bool {
 	switch {
-	case choices.IsArray():
-		s.d.Choices = int(choices.Get("#").Int())
-	case choices.Type != gjson.Null: // absent or null: no choices
+	case v.Type == gjson.Null:
+		s.d.Choices = 0
+		return true
+	case !v.IsArray():
 		return false
 	}
-	c0 := choices.Get("0")
-	usage := r.Get("usage")
-	return text(c0.Get("delta.content"), &s.d.Content) && text(c0.Get("delta.refusal"), &s.d.Refusal) &&
-		text(c0.Get("finish_reason"), &s.d.Finish) && count(usage.Get("prompt_tokens"), &s.d.PromptTokens) &&
-		count(usage.Get("completion_tokens"), &s.d.CompletionTokens)
+	s.d.Content, s.d.Refusal, s.d.Finish = "", "", ""
+	n, ok := 0, true
+	v.ForEach(func(_, c gjson.Result) bool {
+		if n == 0 {
+			ok = fields(c, func(k string, v gjson.Result) bool {
+				switch k {
+				case "delta":
+					return fields(v, func(k string, v gjson.Result) bool {
+						switch k {
+						case "content":
+							return text(v, &s.d.Content)
+						case "refusal":
+							return text(v, &s.d.Refusal)
+						}
+						return true
+					})
+				case "finish_reason":
+					return text(v, &s.d.Finish)
+				}
+				return true
+			})
+		}
+		n++
+		return ok
+	})
+	s.d.Choices = n
+	return ok
+}
+
+// fields calls f on each key and value of object o in one pass, until f
+// returns false, and returns what f last returned; a value that is no
+// object has no fields. A key given twice is read twice, so the last one
+// wins, as encoding/json (and openai-go) read it.
+func fields(o gjson.Result, f func(k string, v gjson.Result) bool) bool {
+	if !o.IsObject() {
+		return true
+	}
+	ok := true
+	o.ForEach(func(k, v gjson.Result) bool {
+		ok = f(k.Str, v)
+		return ok
+	})
+	return ok
 }
 
 // text sets *dst to a string field; absent or null is "", any other type

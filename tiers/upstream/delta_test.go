@@ -39,6 +39,38 @@ func TestDeltaDecode(t *testing.T) {
 	}
 }
 
+// TestDeltaDecodeEdges: the one-pass reader's answer on the chunks a
+// vendor seldom sends: several choices, nulls, a key given twice, and the
+// types that make a chunk undecodable.
+func TestDeltaDecodeEdges(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Delta
+		ok   bool
+	}{
+		{`{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"},{"delta":{"content":"b"}}]}`, Delta{Choices: 2, Content: "a", Finish: "stop"}, true},
+		{`{"choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}`, Delta{PromptTokens: 3, CompletionTokens: 4}, true},
+		{`{"choices":[{"delta":{"content":"a","content":"b"}}]}`, Delta{Choices: 1, Content: "b"}, true},
+		{`{"choices":[{"delta":{"content":"a","content":null}}]}`, Delta{Choices: 1, Content: "a"}, true},
+		{`{"choices":[{"delta":"x","finish_reason":null}],"usage":null}`, Delta{Choices: 1}, true},
+		{`{"choices":[{"delta":{"con\u0074ent":"\u00e9"}}]}`, Delta{Choices: 1, Content: "é"}, true},
+		{`{"choices":[7]}`, Delta{Choices: 1}, true},
+		{`[]`, Delta{}, true},
+		{`{"choices":{"0":{}}}`, Delta{}, false},
+		{`{"choices":[{"finish_reason":1}]}`, Delta{}, false},
+		{`{"choices":[{"delta":{"refusal":true}}]}`, Delta{}, false},
+		{`{"choices":[],"usage":{"prompt_tokens":"3"}}`, Delta{}, false},
+		{`{"choices":[{"delta":{"content":"a"}}`, Delta{}, false},
+	}
+	for _, c := range cases {
+		s := &deltaSink{}
+		ok := s.decode([]byte(c.in))
+		if ok != c.ok || (ok && s.d != c.want) {
+			t.Errorf("%s: decoded %v %+v, want %v %+v", c.in, ok, s.d, c.ok, c.want)
+		}
+	}
+}
+
 type deltaRecorder struct{ last Delta }
 
 func (r *deltaRecorder) Delta(d Delta) (bool, string, error) {

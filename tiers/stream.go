@@ -28,7 +28,8 @@ type call struct {
 }
 
 // WithPacer spaces the engine's model streams after their first content
-// (upstream.Pacer); without it a stream is read as its events come.
+// (upstream.Pacer, while the caller runs its Run); without it a stream is
+// read as its events come.
 func WithPacer(p *upstream.Pacer) Option { return func(e *Engine) { e.pacer = p } }
 
 // result is how a call ended.

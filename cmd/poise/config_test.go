@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/session"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
@@ -120,8 +119,8 @@ func TestConfigCoalesce(t *testing.T) {
 		if got := c.sessionConfig().Coalesce; got != tc.want {
 			t.Errorf("%q: Coalesce = %v, want %v", tc.yaml, got, tc.want)
 		}
-		if p := pacer(c, prometheus.NewRegistry()); p.Every != tc.pace || p.Busy == nil {
-			t.Errorf("%q: pacer every %v (busy check %v), want %v with a busy check", tc.yaml, p.Every, p.Busy != nil, tc.pace)
+		if p := pacer(c); p.Every != tc.pace {
+			t.Errorf("%q: pacer every %v, want %v", tc.yaml, p.Every, tc.pace)
 		}
 	}
 	if _, err := parseConfig([]byte("stream:\n  coalesce_ms: -1\n"), noEnv); err == nil || !strings.Contains(err.Error(), "stream.coalesce_ms") {

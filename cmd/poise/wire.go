@@ -111,7 +111,9 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		})
 	}
 	a.health = health.New(healthConfig(cfg.Engine), probes, log, health.NewMetrics(reg), healthOpts...)
-	engineOpts := []tiers.Option{tiers.WithPacer(pacer(cfg, reg))}
+	pace := pacer(cfg)
+	a.wg.Go(func() { pace.Run(ctx) })
+	engineOpts := []tiers.Option{tiers.WithPacer(pace)}
 	if !cfg.OCR.Disabled {
 		engineOpts = append(engineOpts, tiers.WithReader(reader))
 	}
@@ -209,25 +211,7 @@ func loadTemplates(cfg config, reg prometheus.Registerer) (recallTemplates, heal
 		Timeout: templatesProbeTimeout, Check: store.Probe}, nil
 }
 
-// pacer spaces the engine's model streams over stream.coalesce_ms (the
-// session sends a delta at most once per window anyway), and steps aside
-// while the scheduler is behind, which poise_scheduler_lagging shows.
-func pacer(cfg config, reg prometheus.Registerer) *upstream.Pacer {
-	lag := &upstream.SchedulerLag{Window: schedWindow, Limit: schedLate}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "poise_scheduler_lagging",
-		Help: "1 while a tenth of the goroutines readied over the last quarter second waited 2 ms or more to run: the node is short of CPU"},
-		func() float64 {
-			if lag.Busy() {
-				return 1
-			}
-			return 0
-		}))
-	return &upstream.Pacer{Every: cfg.window(), Busy: lag.Busy}
-}
-
-// Scheduler lag that turns pacing off: a tenth of the goroutines readied
-// over a quarter second waited schedLate or longer to run.
-const (
-	schedWindow = 250 * time.Millisecond
-	schedLate   = 2 * time.Millisecond
-)
+// pacer spaces the engine's model streams over stream.coalesce_ms: the
+// session sends a delta at most once per window anyway. Its wheel runs
+// until the app's context ends (app.close waits for it).
+func pacer(cfg config) *upstream.Pacer { return &upstream.Pacer{Every: cfg.window()} }

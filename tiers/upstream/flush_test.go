@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -112,10 +113,18 @@ func (g *gatherer) text() string {
 	return b.String()
 }
 
-// gatheredStream streams up's events with call's Stall and Pacer and
-// returns the pieces, the result and how long the call took.
+// gatheredStream streams up's events with call's Stall and Pacer (run
+// for the call) and returns the pieces, the result and how long the call
+// took.
 func gatheredStream(t *testing.T, up *timedUpstream, call Call) (*gatherer, Result, time.Duration) {
 	t.Helper()
+	if call.Pacer != nil {
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { call.Pacer.Run(ctx) })
+		defer wg.Wait()
+		defer cancel()
+	}
 	c := New(Endpoint{Name: "timed", BaseURL: "http://vendor.invalid/v1", APIKey: "sk-timed", Model: "m"}, &http.Client{Transport: up})
 	g := &gatherer{start: time.Now()}
 	call.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Why this job?")}

@@ -195,6 +195,9 @@ func (c *conn) sendError(e *protocolError) {
 // encode marshals a server message; every message type marshals cleanly,
 // so an error is a programming mistake.
 func encode(v any) []byte {
+	if d, ok := v.(*answerDeltaMsg); ok {
+		return d.appendJSON(make([]byte, 0, 64+len(d.Type)+len(d.ID)+len(d.Text)+len(d.Text)/8))
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(errors.New("session: encode: " + err.Error()))

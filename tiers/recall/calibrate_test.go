@@ -168,15 +168,17 @@ func TestCalibration(t *testing.T) {
 // sets the decision rule is tuned on (their test halves never are).
 func devSets(t *testing.T) []string {
 	t.Helper()
-	return []string{"heldout_dev.yaml", "heldout2_dev.yaml", "heldout3_dev.yaml", "heldout4_dev.yaml", "heldout5_dev.yaml"}
+	return []string{"heldout_dev.yaml", "heldout2_dev.yaml", "heldout3_dev.yaml", "heldout4_dev.yaml", "heldout5_dev.yaml", "heldout6_dev.yaml"}
 }
 
 // TestParaphraseCurve prints the ranking's ceiling (see ceiling) on the
 // dev halves when each template keeps only its first k paraphrases per
 // language, then all of them: whether more wordings of the kind the bank
-// holds would still raise it. docs/benchmarks.md says they no longer do:
-// from 8 to 12 the right hits of no dev half and language may rise by
-// more than flatGain. go test -run ParaphraseCurve -v ./tiers/recall/
+// holds would still raise it. docs/benchmarks.md says they no longer do on
+// the whole: from 8 to 12 the right hits of a language, averaged over the
+// dev halves, may rise by at most flatGain (a half of about fifty
+// positives moves by 4 points with two of them, so one half alone is
+// printed, not judged). go test -run ParaphraseCurve -v ./tiers/recall/
 func TestParaphraseCurve(t *testing.T) {
 	t.Parallel()
 	const flatGain = 0.03
@@ -213,10 +215,15 @@ func TestParaphraseCurve(t *testing.T) {
 		}
 	}
 	t.Log(b.String())
-	for i, r8 := range right[8] {
-		if gain := right[12][i] - r8; gain > flatGain {
-			t.Errorf("cell %d: 8 → 12 paraphrases raise the ceiling by %.1f points, over %.0f: docs/benchmarks.md no longer holds",
-				i, 100*gain, 100*flatGain)
+	halves := len(devSets(t))
+	for l, lang := range []string{LangZH, LangEN} {
+		var gain float64
+		for i := l * halves; i < (l+1)*halves; i++ {
+			gain += right[12][i] - right[8][i]
+		}
+		if gain /= float64(halves); gain > flatGain {
+			t.Errorf("%s: 8 → 12 paraphrases raise the ceiling by %.1f points over the dev halves, over %.0f: docs/benchmarks.md no longer holds",
+				lang, 100*gain, 100*flatGain)
 		}
 	}
 }

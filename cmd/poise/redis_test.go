@@ -333,6 +333,8 @@ func startCluster(t *testing.T) *cluster {
 	c := &cluster{redisURL: url, sim: "http://" + sim.addr}
 	c.a = startProcess(t, "node-a", poise, "serve", "-addr", "127.0.0.1:0", "-config", clusterConfig(t, "node-a", url, c.sim))
 	c.b = startProcess(t, "node-b", poise, "serve", "-addr", "127.0.0.1:0", "-config", clusterConfig(t, "node-b", url, c.sim))
+	waitServing(t, c.a.addr) // a dial before the node is built waits in the kernel's queue, past a dial's limit on a busy machine
+	waitServing(t, c.b.addr)
 	return c
 }
 

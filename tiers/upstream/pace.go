@@ -37,7 +37,7 @@ type Pacer struct {
 
 const (
 	pacerSlots = 10             // ticks per Every
-	pacerRing  = pacerSlots + 2 // slots: a wait of up to Every plus the tick in progress
+	pacerRing  = pacerSlots + 3 // slots: a wait of up to Every (11 ticks when Every/pacerSlots rounds down) plus the tick in progress
 )
 
 // Run wakes the streams that wait on p until ctx ends, then wakes every

@@ -67,7 +67,12 @@ func TestPacedStreamReadsOncePerWindow(t *testing.T) {
 // the wheel stops ticking; when Run ends it wakes the streams still
 // waiting, and a later wait does not block.
 func TestPacerWheelWakesEachWaiter(t *testing.T) {
-	const every = 50 * time.Millisecond
+	for _, every := range []time.Duration{50 * time.Millisecond, 50*time.Millisecond + 9} { // the second's tick rounds down
+		t.Run(every.String(), func(t *testing.T) { wheelWakesEachWaiter(t, every) })
+	}
+}
+
+func wheelWakesEachWaiter(t *testing.T, every time.Duration) {
 	tick := every / pacerSlots
 	synctest.Test(t, func(t *testing.T) {
 		p := &Pacer{Every: every}
@@ -77,18 +82,21 @@ func TestPacerWheelWakesEachWaiter(t *testing.T) {
 		synctest.Wait()
 		var streams sync.WaitGroup
 		for _, d := range []time.Duration{time.Millisecond, 7 * time.Millisecond, 23 * time.Millisecond, every} {
-			streams.Go(func() {
-				wake := make(chan struct{}, 1)
-				start := time.Now()
-				if !p.wait(d, wake) {
-					t.Errorf("wait %v: the running Pacer took no waiter", d)
-					return
-				}
-				<-wake
-				if got := time.Since(start); got < d || got > d+2*tick {
-					t.Errorf("wait %v: woke after %v, want within [%v, %v]", d, got, d, d+2*tick)
-				}
-			})
+			for _, off := range []time.Duration{0, tick - 1} { // just after a tick, and just before one
+				streams.Go(func() {
+					time.Sleep(off)
+					wake := make(chan struct{}, 1)
+					start := time.Now()
+					if !p.wait(d, wake) {
+						t.Errorf("wait %v: the running Pacer took no waiter", d)
+						return
+					}
+					<-wake
+					if got := time.Since(start); got < d || got > d+2*tick {
+						t.Errorf("wait %v from %v: woke after %v, want within [%v, %v]", d, off, got, d, d+2*tick)
+					}
+				})
+			}
 		}
 		streams.Wait()
 		synctest.Wait() // the wheel's last turn found no waiter

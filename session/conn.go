@@ -115,8 +115,8 @@ func (c *conn) wait() { c.writers.Wait() }
 
 // writeLoop writes the backlog, each message within writeTimeout (less up
 // to writeRenew: writeBound), until it is empty, then returns; after close
-// it closes the socket once the backlog is written. A failed write closes the socket at once, which
-// ends the handler's reads too.
+// it closes the socket once the backlog is written. A failed write closes
+// the socket at once, which ends the handler's reads too.
 func (c *conn) writeLoop() {
 	for {
 		c.mu.Lock()

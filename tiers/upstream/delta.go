@@ -89,23 +89,29 @@ func (s *deltaSink) decode(data []byte) bool {
 	if !gjson.ValidBytes(data) {
 		return false
 	}
-	return fields(gjson.ParseBytes(data), func(k string, v gjson.Result) bool {
-		switch k {
-		case "choices":
-			return s.choices(v)
-		case "usage":
-			return fields(v, func(k string, v gjson.Result) bool {
-				switch k {
-				case "prompt_tokens":
-					return count(v, &s.d.PromptTokens)
-				case "completion_tokens":
-					return count(v, &s.d.CompletionTokens)
-				}
-				return true
-			})
-		}
-		return true
-	})
+	return fields(gjson.ParseBytes(data), s.chunkField)
+}
+
+// chunkField reads one top-level field of a chunk.
+func (s *deltaSink) chunkField(k string, v gjson.Result) bool {
+	switch k {
+	case "choices":
+		return s.choices(v)
+	case "usage":
+		return fields(v, s.usageField)
+	}
+	return true
+}
+
+// usageField reads one field of the usage.
+func (s *deltaSink) usageField(k string, v gjson.Result) bool {
+	switch k {
+	case "prompt_tokens":
+		return count(v, &s.d.PromptTokens)
+	case "completion_tokens":
+		return count(v, &s.d.CompletionTokens)
+	}
+	return true
 }
 
 // choices reads the choices array: how many there are, and choice 0's
@@ -123,29 +129,35 @@ func (s *deltaSink) choices(v gjson.Result) bool {
 	n, ok := 0, true
 	v.ForEach(func(_, c gjson.Result) bool {
 		if n == 0 {
-			ok = fields(c, func(k string, v gjson.Result) bool {
-				switch k {
-				case "delta":
-					return fields(v, func(k string, v gjson.Result) bool {
-						switch k {
-						case "content":
-							return text(v, &s.d.Content)
-						case "refusal":
-							return text(v, &s.d.Refusal)
-						}
-						return true
-					})
-				case "finish_reason":
-					return text(v, &s.d.Finish)
-				}
-				return true
-			})
+			ok = fields(c, s.choiceField)
 		}
 		n++
 		return ok
 	})
 	s.d.Choices = n
 	return ok
+}
+
+// choiceField reads one field of choice 0.
+func (s *deltaSink) choiceField(k string, v gjson.Result) bool {
+	switch k {
+	case "delta":
+		return fields(v, s.deltaField)
+	case "finish_reason":
+		return text(v, &s.d.Finish)
+	}
+	return true
+}
+
+// deltaField reads one field of choice 0's delta.
+func (s *deltaSink) deltaField(k string, v gjson.Result) bool {
+	switch k {
+	case "content":
+		return text(v, &s.d.Content)
+	case "refusal":
+		return text(v, &s.d.Refusal)
+	}
+	return true
 }
 
 // fields calls f on each key and value of object o in one pass, until f

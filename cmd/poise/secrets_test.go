@@ -352,6 +352,7 @@ func startCapturing(t *testing.T, getenv func(string) string, args ...string) *c
 		t.Fatal("no log line")
 	}
 	s.addr = l.Addr
+	waitServing(t, s.addr) // it listens before it loads its templates
 	return s
 }
 

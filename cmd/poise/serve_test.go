@@ -176,6 +176,9 @@ func TestShutdownSendsGoingAway(t *testing.T) {
 	lines.Scan()
 	var first struct{ Addr string }
 	json.Unmarshal(lines.Bytes(), &first)
+	if err := awaitReady(lines.Scan, lines.Text); err != nil {
+		t.Fatal(err)
+	}
 	go io.Copy(io.Discard, pr)
 
 	dctx, dcancel := context.WithTimeout(context.Background(), waitLimit)

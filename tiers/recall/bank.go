@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -165,6 +166,10 @@ type categoryFile struct {
 type Bank struct {
 	Questions []*Question          // in file order, files sorted by name
 	byID      map[string]*Question // Questions by ID
+
+	wordingsOnce sync.Once // builds wordings on the first NewStore
+	wordings     *wordingIndex
+	wordingsErr  error
 }
 
 // Question returns the template with the given id, or nil.
@@ -175,8 +180,16 @@ func (b *Bank) Question(id string) *Question {
 // Len returns the number of templates.
 func (b *Bank) Len() int { return len(b.Questions) }
 
-// Load decodes and validates the bank embedded in the binary.
-func Load() (*Bank, error) {
+// Load returns the bank embedded in the binary, decoded and validated on
+// the first call. Later calls return the same *Bank, which is read-only:
+// every Store built on it then shares one index of its wordings, the bulk
+// of start-up (BenchmarkStartup), however often a process builds one.
+func Load() (*Bank, error) { return embedded() }
+
+var embedded = sync.OnceValues(loadEmbedded)
+
+// loadEmbedded decodes and validates the embedded bank, anew each call.
+func loadEmbedded() (*Bank, error) {
 	sub, err := fs.Sub(bankFS, "bank")
 	if err != nil {
 		return nil, fmt.Errorf("recall: bank: %w", err)

@@ -143,7 +143,20 @@ const fullBankSize = 200
 // bank/ a local run skips; under CI=true an incomplete bank fails.
 func realBank(t testing.TB) *Bank {
 	t.Helper()
-	b, err := Load()
+	return checkFull(t, Load)
+}
+
+// ownBank is realBank decoded anew, for a test that changes it.
+func ownBank(t testing.TB) *Bank {
+	t.Helper()
+	return checkFull(t, loadEmbedded)
+}
+
+// checkFull loads the embedded bank with load and checks that it is
+// complete.
+func checkFull(t testing.TB, load func() (*Bank, error)) *Bank {
+	t.Helper()
+	b, err := load()
 	if err != nil {
 		t.Fatalf("embedded bank: %v", err)
 	}

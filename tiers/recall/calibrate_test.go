@@ -187,7 +187,7 @@ func TestParaphraseCurve(t *testing.T) {
 	const all = math.MaxInt
 	right := map[int][]float64{} // k → right share per language and dev half
 	for _, k := range []int{4, 8, 12, 16, all} {
-		bank := realBank(t)
+		bank := ownBank(t)
 		for _, q := range bank.Questions {
 			q.Paraphrases.ZH = q.Paraphrases.ZH[:min(k, len(q.Paraphrases.ZH))]
 			q.Paraphrases.EN = q.Paraphrases.EN[:min(k, len(q.Paraphrases.EN))]

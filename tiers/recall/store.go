@@ -240,10 +240,11 @@ func follow(t coach.Type) bool { return t == coach.Project || t == coach.Remark 
 
 func collectionKey(lang, kind string) string { return lang + "/" + kind }
 
-// NewStore extracts the features of every wording of b (canonical and
-// paraphrases) with the offline embedder and indexes them, one inverted
-// index per language and bank kind; each wording points at its template.
-// m may be nil. It blocks until done (BenchmarkNewStore measures it).
+// NewStore builds a Store on b's wordings (canonical and paraphrases),
+// embedded offline and indexed, one inverted index per language and bank
+// kind; each wording points at its template. The first Store of b builds
+// that index and blocks meanwhile (BenchmarkNewStore measures it); later
+// ones share it. m may be nil.
 func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 	if b == nil || b.Len() == 0 {
 		return nil, errors.New("recall: store: empty bank")
@@ -264,6 +265,40 @@ func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recall: store: %w", err)
 	}
+	w, err := b.wordingIndex()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{
+		bank:       b,
+		embed:      w.embed,
+		cols:       w.cols,
+		thresholds: thresholds,
+		margins:    maps.Clone(DefaultMargins),
+		wholeTurn:  turns,
+		topicShare: defaultTopicShare,
+		metrics:    m,
+		dense:      dense,
+	}, nil
+}
+
+// wordingIndex is the offline embedder of a bank and its wordings'
+// collections by collectionKey; read-only once built.
+type wordingIndex struct {
+	embed *Embedder
+	cols  map[string]*collection
+}
+
+// wordingIndex returns b's wording index, built on the first call (it
+// blocks meanwhile) and shared by every later Store of b.
+func (b *Bank) wordingIndex() (*wordingIndex, error) {
+	b.wordingsOnce.Do(func() { b.wordings, b.wordingsErr = newWordingIndex(b) })
+	return b.wordings, b.wordingsErr
+}
+
+// newWordingIndex extracts the features of every wording of b with the
+// offline embedder and indexes them, one collection per language and kind.
+func newWordingIndex(b *Bank) (*wordingIndex, error) {
 	emb, feats, err := newEmbedder(b)
 	if err != nil {
 		return nil, err
@@ -274,17 +309,7 @@ func NewStore(b *Bank, cfg Config, m *Metrics) (*Store, error) {
 			cols[collectionKey(lang, kind)] = index(b, emb, feats, lang, kind)
 		}
 	}
-	return &Store{
-		bank:       b,
-		embed:      emb,
-		cols:       cols,
-		thresholds: thresholds,
-		margins:    maps.Clone(DefaultMargins),
-		wholeTurn:  turns,
-		topicShare: defaultTopicShare,
-		metrics:    m,
-		dense:      dense,
-	}, nil
+	return &wordingIndex{embed: emb, cols: cols}, nil
 }
 
 // index builds the collection of every wording in lang of b's templates

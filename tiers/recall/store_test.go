@@ -202,6 +202,36 @@ func TestNewStoreEmpty(t *testing.T) {
 	}
 }
 
+// TestStoresShareTheBanksIndex: Load returns one bank per process, and
+// every Store on it, whatever its config, shares one index of the
+// wordings (building it is most of start-up); a bank decoded anew gets
+// its own.
+func TestStoresShareTheBanksIndex(t *testing.T) {
+	t.Parallel()
+	a, b := realBank(t), realBank(t)
+	if a != b {
+		t.Fatal("Load decoded the embedded bank twice")
+	}
+	s1, err := NewStore(a, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := NewStore(b, Config{Threshold: 0.5}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.embed != s2.embed || s1.cols[collectionKey(LangEN, KindTechnical)] != s2.cols[collectionKey(LangEN, KindTechnical)] {
+		t.Error("two Stores of one bank built two indexes")
+	}
+	s3, err := NewStore(ownBank(t), Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s3.embed == s1.embed {
+		t.Error("a bank decoded anew shares the embedded bank's index")
+	}
+}
+
 func TestSplitSentences(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

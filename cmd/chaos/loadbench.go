@@ -35,10 +35,13 @@ const loadDialers = 24
 
 // loadReport is the load benchmark's figures.
 type loadReport struct {
-	SLAms   float64   `json:"sla_ms"`
-	Delays  string    `json:"delays"`
-	Pinning string    `json:"pinning"` // how poise and the traffic shared the CPUs
-	Runs    []loadRun `json:"runs"`
+	SLAms   float64 `json:"sla_ms"`
+	Delays  string  `json:"delays"`
+	Pinning string  `json:"pinning"` // how poise and the traffic shared the CPUs
+	// CoalesceMS is the nodes' stream.coalesce_ms, when -coalesce-ms set
+	// it (0: poise's default).
+	CoalesceMS int       `json:"coalesce_ms,omitempty"`
+	Runs       []loadRun `json:"runs"`
 	// Stats are each step's median and spread over the runs.
 	Stats []stepStats `json:"stats"`
 	// MaxSessions is the median run's largest step within the SLA at p99
@@ -94,7 +97,7 @@ func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (
 	}
 	defer rig.stop()
 	rep := &loadReport{SLAms: suiteSLAms, Pinning: rig.pn.mode, Delays: fmt.Sprintf("first token: vendor-a %s, vendor-b %s, local %s; 20 ms between chunks; %d whisper servers at 20 ms a decode",
-		loadFirstToken[simVendorA], loadFirstToken[simVendorB], loadFirstToken[simLocal], loadWhispers)}
+		loadFirstToken[simVendorA], loadFirstToken[simVendorB], loadFirstToken[simLocal], loadWhispers), CoalesceMS: o.coalesceMS}
 	n, err := rig.node(ctx, "overhead")
 	if err != nil {
 		return nil, err
@@ -141,17 +144,18 @@ func (s *suite) logIdle(i idleReport) {
 // loadRig is the load benchmark's simulators and how its processes are
 // placed on the CPUs.
 type loadRig struct {
-	s    *suite
-	dir  string
-	sims map[string]*sim
-	pn   pinning
-	stop func() // stops the simulators (writing their profiles) and the profile, unpins this process
+	s          *suite
+	dir        string
+	sims       map[string]*sim
+	pn         pinning
+	coalesceMS int    // the nodes' stream.coalesce_ms, 0 for poise's default
+	stop       func() // stops the simulators (writing their profiles) and the profile, unpins this process
 }
 
 // startLoadRig starts the load simulators, pins them and this process to
 // the traffic's CPUs, and starts the traffic's profile if asked.
 func (s *suite) startLoadRig(ctx context.Context, root string, o loadOptions) (*loadRig, error) {
-	r := &loadRig{s: s, dir: filepath.Join(s.work, "load"), pn: choosePinning(o.pin)}
+	r := &loadRig{s: s, dir: filepath.Join(s.work, "load"), pn: choosePinning(o.pin), coalesceMS: o.coalesceMS}
 	s.log("load: %s", r.pn.mode)
 	for _, d := range []string{r.dir, o.profile} {
 		if err := os.MkdirAll(cmp.Or(d, r.dir), 0o755); err != nil {
@@ -190,9 +194,19 @@ func (s *suite) startLoadRig(ctx context.Context, root string, o loadOptions) (*
 	return r, nil
 }
 
+// config is a node's configuration: the suite's, on the rig's simulators,
+// with the rig's stream.coalesce_ms if set.
+func (r *loadRig) config() poiseConfig {
+	cfg := baseConfig(r.sims)
+	if r.coalesceMS > 0 {
+		cfg.Stream.CoalesceMS = &r.coalesceMS
+	}
+	return cfg
+}
+
 // node starts a poise node on the rig's simulators, on poise's CPU.
 func (r *loadRig) node(ctx context.Context, name string) (*node, error) {
-	n, err := startNode(ctx, r.s.bins, r.dir, name, baseConfig(r.sims), nil)
+	n, err := startNode(ctx, r.s.bins, r.dir, name, r.config(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -333,11 +347,19 @@ func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, ses
 	return st, nil
 }
 
+// coalesceText names the nodes' stream.coalesce_ms when -coalesce-ms set it.
+func (l *loadReport) coalesceText() string {
+	if l.CoalesceMS == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the node's stream.coalesce_ms %d", l.CoalesceMS)
+}
+
 func (l *loadReport) markdown() string {
 	var b strings.Builder
 	b.WriteString("## Load\n\n")
 	fmt.Fprintf(&b, "One poise node on this machine, with the load generator and the simulators beside it (%s); %s. Sessions: one in four streams the WAV in real time and types a question every 3–5 s, the others type questions. The ramp ran %d times, each on a fresh node, each until its first step that missed a target; figures are the median over the runs that reached the step, with the spread (min–max) in brackets.\n\n",
-		l.Delays, l.Pinning, len(l.Runs))
+		l.Delays+l.coalesceText(), l.Pinning, len(l.Runs))
 	fmt.Fprintf(&b, "**Largest load within the SLA: %s concurrent sessions** (the median run's; p99 first useful content ≤ %.0f ms, no error, no lost or doubled message); with captions too (p95 ≤ %.0f ms after the utterance ends, none missed): %s.\n\n",
 		l.MaxSessions.text("%.0f"), l.SLAms, l.SLAms, l.MaxWithCaptions.text("%.0f"))
 	b.WriteString("| sessions | runs passed / reached | p99 first content | captions p95 | captions missed | poise cores | poise CPU per session-second | loadgen / simulators cores | poise cores ÷ simulators' |\n")

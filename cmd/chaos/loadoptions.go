@@ -32,6 +32,9 @@ type loadOptions struct {
 	// step, and the traffic's (this process, the load generator, and the
 	// load simulators). Default none.
 	profile string
+	// coalesceMS is the nodes' stream.coalesce_ms; 0 (the default) leaves
+	// poise's own default.
+	coalesceMS int
 }
 
 // register adds the load flags to fs.
@@ -44,6 +47,7 @@ func (l *loadOptions) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&l.idle, "idle", defaultIdle, "idle sessions held for the memory and resume figures")
 	fs.BoolVar(&l.pin, "pin", true, "load benchmark: poise on CPU 0, the load generator and simulators on the others (taskset)")
+	fs.IntVar(&l.coalesceMS, "coalesce-ms", 0, "load benchmark: the nodes' stream.coalesce_ms (0: poise's default)")
 	fs.StringVar(&l.profile, "profile", "", "write CPU profiles of poise (one per ramp step), the load generator and the load simulators into this `directory`")
 }
 

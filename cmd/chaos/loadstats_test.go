@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func TestStatOf(t *testing.T) {
@@ -120,6 +122,37 @@ func TestLoadOptions(t *testing.T) {
 	}
 	if p := choosePinning(false); p.poise != "" || p.traffic != "" {
 		t.Errorf("unpinned by request, yet %+v", p)
+	}
+	w, err := parseOptions([]string{"-only", "load", "-coalesce-ms", "100"})
+	if err != nil || w.load.resolved().coalesceMS != 100 {
+		t.Fatalf("-coalesce-ms 100: %+v, %v", w.load, err)
+	}
+}
+
+// TestCoalesceReachesTheNode: -coalesce-ms sets the node's
+// stream.coalesce_ms and the report says so; unset, poise keeps its own
+// default.
+func TestCoalesceReachesTheNode(t *testing.T) {
+	sims := map[string]*sim{simVendorA: {url: "http://a"}, simVendorB: {url: "http://b"}, simLocal: {url: "http://l"}, simWhisper: {url: "http://w"}}
+	for _, ms := range []int{0, 100} {
+		r := &loadRig{sims: sims, coalesceMS: ms}
+		raw, err := yaml.Marshal(r.config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			Stream map[string]int `yaml:"stream"`
+		}
+		if err := yaml.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		if v, set := back.Stream["coalesce_ms"]; set != (ms > 0) || v != ms {
+			t.Errorf("-coalesce-ms %d: the node's stream is %v", ms, back.Stream)
+		}
+		md := (&loadReport{CoalesceMS: ms}).markdown()
+		if said := strings.Contains(md, "stream.coalesce_ms 100"); said != (ms > 0) {
+			t.Errorf("-coalesce-ms %d: the report says the window: %v", ms, said)
+		}
 	}
 }
 

@@ -26,7 +26,10 @@ type poiseConfig struct {
 	HeartbeatTimeoutMS int            `yaml:"heartbeat_timeout_ms"`
 	ResumeWindowMS     int            `yaml:"resume_window_ms"`
 	Limits             map[string]int `yaml:"limits"`
-	Health             struct {
+	Stream             struct {
+		CoalesceMS *int `yaml:"coalesce_ms,omitempty"`
+	} `yaml:"stream"`
+	Health struct {
 		IntervalMS   int `yaml:"interval_ms"`
 		RecoverAfter int `yaml:"recover_after"`
 	} `yaml:"health"`

@@ -28,7 +28,7 @@ type poiseConfig struct {
 	Limits             map[string]int `yaml:"limits"`
 	Stream             struct {
 		CoalesceMS *int `yaml:"coalesce_ms,omitempty"`
-	} `yaml:"stream"`
+	} `yaml:"stream,omitempty"`
 	Health struct {
 		IntervalMS   int `yaml:"interval_ms"`
 		RecoverAfter int `yaml:"recover_after"`

@@ -39,19 +39,6 @@ func setDemoFault(t *testing.T, s *poiseServer, fault string, on bool) {
 	}
 }
 
-// waitWithin is waitFor with its own bound.
-func (tb *tab) waitWithin(what, expr string, d time.Duration) {
-	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, d+time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d)))
-	if err != nil {
-		state, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`JSON.stringify(document.body.dataset)`))
-		tb.t.Fatalf("waiting %v for %s (%s): %v\npage state: %s", d, what, expr, err, state)
-	}
-}
-
 // captionsView is the caption status as the page shows it.
 type captionsView struct {
 	State, Line, Header, Status, Level, Trail string

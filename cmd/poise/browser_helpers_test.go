@@ -503,10 +503,17 @@ func js[T any](tb *tab, expr string) T {
 // condition in the failure, which shows the page's state.
 func (tb *tab) waitFor(what, expr string) {
 	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, browserWait+time.Second)
+	tb.waitWithin(what, expr, browserWait)
+}
+
+// waitWithin is waitFor with its own bound d, for a condition that waits
+// on the wall clock.
+func (tb *tab) waitWithin(what, expr string, d time.Duration) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, d+time.Second)
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(browserWait)))
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d)))
 	if err != nil {
 		state, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`JSON.stringify({...document.body.dataset,
   status: document.getElementById('status')?.textContent,

@@ -37,6 +37,26 @@ const countSocketsJS = `(() => {
   return true;
 })()`
 
+// limitHold is how long a limit must have left when it bites for the
+// checks after it to see it.
+const limitHold = 20 * time.Second
+
+// askUntilLimited asks questions in tb until a limit bites, each once it
+// has its answer, and returns those it did not ask.
+func askUntilLimited(tb *tab, questions []string) []string {
+	tb.t.Helper()
+	for len(questions) > 0 && js[string](tb, `document.body.dataset.limit || ''`) == "" {
+		q := questions[0]
+		questions = questions[1:]
+		tb.ask(q)
+		tb.waitFor("the answer to "+q, fmt.Sprintf(`document.querySelector('#current .question')?.textContent === %q &&
+  (document.querySelector('#current .answer')?.dataset.reason === 'done' || !!document.querySelector('#current .coach'))`, q))
+		tb.unhover()
+	}
+	tb.waitFor("the limit in the chip", `document.body.dataset.limit === 'questions_per_minute' && document.getElementById('chip').dataset.kind === 'limit'`)
+	return questions
+}
+
 // TestBrowserLimit drives the copilot and ops pages in Chromium against a
 // poise with limits: over questions_per_minute the chip shows the limit's
 // hint at L1 and the answer comes from the templates; the ops page shows
@@ -60,18 +80,23 @@ func TestBrowserLimit(t *testing.T) {
 		t.Fatalf("chip %+v at L1 before any limit", c)
 	}
 	// The count runs per calendar minute: when a minute turns between two
-	// questions, the next one is over the limit. Each question differs, so
-	// that a wait never takes the card before for the one just asked.
-	for _, q := range []string{"Why do you want to join our team?", "What are your greatest strengths?"} {
-		if js[string](tb, `document.body.dataset.limit || ''`) != "" {
+	// questions, the next one is over the limit. A limit that bites late
+	// in a minute lifts within seconds, before the checks below are done:
+	// then the test waits for it to lift and makes it bite again, early in
+	// the next minute. Each question differs, so that a wait never takes
+	// the card before for the one just asked.
+	questions := []string{"Why do you want to join our team?", "What are your greatest strengths?",
+		"What is your greatest weakness?", "Where do you see yourself in five years?",
+		"Why are you leaving your current job?", "How do you handle tight deadlines?"}
+	for {
+		questions = askUntilLimited(tb, questions)
+		if left := time.Duration(js[float64](tb, `60000 - Date.now() % 60000`)) * time.Millisecond; left >= limitHold {
 			break
+		} else {
+			t.Logf("the limit bit with %v of its minute left; asking again in the next", left)
 		}
-		tb.ask(q)
-		tb.waitFor("the answer to "+q, fmt.Sprintf(`document.querySelector('#current .question')?.textContent === %q &&
-  (document.querySelector('#current .answer')?.dataset.reason === 'done' || !!document.querySelector('#current .coach'))`, q))
-		tb.unhover()
+		tb.waitWithin("the late limit to lift", `!document.body.dataset.limit`, limitHold+browserWait)
 	}
-	tb.waitFor("the limit in the chip", `document.body.dataset.limit === 'questions_per_minute' && document.getElementById('chip').dataset.kind === 'limit'`)
 	if got := tb.current(); got.AnswerLevel != "L3" {
 		t.Errorf("the question over the limit: %+v, want a template answer (L3)", got)
 	}

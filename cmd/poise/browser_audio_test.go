@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -9,6 +10,11 @@ import (
 // micWAV is what Chromium's fake microphone plays, in a loop: three
 // spoken English questions (asr/testdata, made with espeak-ng).
 const micWAV = "../../asr/testdata/en_questions.wav"
+
+// speechWait bounds a condition that waits on the fake microphone's speech
+// in real time: two final captions of micWAV take 8 s on an idle machine
+// (its questions end at 2.4 s and 7.1 s), more when a loaded one drops audio.
+const speechWait = 30 * time.Second
 
 // testMicCaptions clicks "Use microphone": Chromium's fake device plays the
 // WAV, the page's AudioWorklet sends 16 kHz PCM16 frames, poise -demo's

@@ -87,7 +87,8 @@ func testCaptionsStatus(t *testing.T, env *browserEnv, s *poiseServer) {
 	finals := js[int](tb, `document.querySelectorAll('#captions .caption.final').length`)
 
 	setDemoFault(t, s, faultWhisperDown, false)
-	tb.waitFor("captions live again", `document.body.dataset.captionsState === 'live'`)
+	// Captions are live again once whisper's circuit closes (demoRecovery).
+	tb.waitWithin("captions live again", `document.body.dataset.captionsState === 'live'`, demoRecovery+browserWait)
 	tb.waitFor("a new final caption", `document.querySelectorAll('#captions .caption.final').length > `+strconv.Itoa(finals))
 	live := js[captionsView](tb, captionsViewJS)
 	if live.LineShown || !strings.Contains(live.Header, "Listening to the microphone") || live.Level != before.Level || live.Status != "statusConnected" {

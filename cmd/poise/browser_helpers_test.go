@@ -26,7 +26,7 @@ import (
 
 const (
 	chromiumPath   = "/usr/bin/chromium"
-	browserWait    = 15 * time.Second // any one condition in the page
+	browserWait    = 20 * time.Second // any one condition in the page: a bound on hangs, not on latency
 	serverStopWait = 10 * time.Second // graceful stop after SIGTERM
 	viewportW      = 1280             // px, screenshots
 	viewportH      = 860
@@ -507,13 +507,18 @@ func (tb *tab) waitFor(what, expr string) {
 }
 
 // waitWithin is waitFor with its own bound d, for a condition that waits
-// on the wall clock.
+// on the wall clock. A wait that took over half of d says so in the log,
+// so that a margin grown thin shows before it fails.
 func (tb *tab) waitWithin(what, expr string, d time.Duration) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, d+time.Second)
 	defer cancel()
+	start := time.Now()
 	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
 		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d)))
+	if took := time.Since(start); took > d/2 {
+		tb.t.Logf("waiting for %s took %v of its %v: a margin to watch", what, took.Round(time.Millisecond), d)
+	}
 	if err != nil {
 		state, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`JSON.stringify({...document.body.dataset,
   status: document.getElementById('status')?.textContent,

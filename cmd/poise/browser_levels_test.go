@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -12,6 +13,11 @@ import (
 // (50 passing rounds, 10 s), so that faults move sessions down within a
 // second and nothing climbs back on its own while the test runs.
 const demoConfig = "health:\n  interval_ms: 200\n  recover_after: 50\n"
+
+// demoRecovery is how long a backend's circuit takes to close under
+// demoConfig once its fault is cleared: 50 passing rounds of 200 ms, more
+// with the probes' jitter and time (12.4 s on an idle machine).
+const demoRecovery = 50 * 200 * time.Millisecond
 
 // levelChips are the chips of docs/protocol.md (Levels and chips) by language and level ("" is no chip).
 var levelChips = map[string]map[string]chipView{

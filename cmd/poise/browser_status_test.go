@@ -126,7 +126,7 @@ func testAudioAndAutoAnswer(t *testing.T, env *browserEnv, demo *poiseServer) {
 		t.Errorf("status %q while the header says %q", st, header)
 	}
 
-	tb.waitFor("two final captions", `document.querySelectorAll('#captions .caption.final').length >= 2`)
+	tb.waitWithin("two final captions", `document.querySelectorAll('#captions .caption.final').length >= 2`, speechWait)
 	if kind := js[string](tb, `document.getElementById('current').dataset.kind || ''`); kind != "" {
 		t.Errorf("with auto-answer off a spoken question got a %q card", kind)
 	}

@@ -227,9 +227,17 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 	}
 
 	var res Result
+	body := call.Body
+	if body == nil {
+		var err error
+		if body, err = chatBody(call); err != nil {
+			res.Err = &Error{Class: ClassBadRequest, Message: "encoding the request: " + err.Error()}
+			return res
+		}
+	}
 	// Post returns once the response headers have arrived.
 	var raw *http.Response
-	err := c.api.Post(sctx, "chat/completions", c.params(call), &raw, c.options(call)...)
+	err := c.api.Post(sctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", body))
 	phase.CompareAndSwap(phaseHeaders, phaseFirstToken)
 	if call.HeaderTimeout > 0 {
 		watchdog.Reset(call.FirstToken)
@@ -363,47 +371,4 @@ func (c *Client) endError(ctx, sctx context.Context, err error, res Result, cont
 		return &cut
 	}
 	return e
-}
-
-// params builds the request body of call (none for a ready Body).
-func (c *Client) params(call Call) openai.ChatCompletionNewParams {
-	if call.Body != nil {
-		return openai.ChatCompletionNewParams{}
-	}
-	msgs := call.Messages
-	if call.Prefill != "" {
-		msgs = append(msgs[:len(msgs):len(msgs)], openai.AssistantMessage(call.Prefill))
-	}
-	p := openai.ChatCompletionNewParams{Model: call.Model, Messages: msgs}
-	if call.Temperature != 0 {
-		p.Temperature = openai.Float(call.Temperature)
-	}
-	if call.MaxTokens > 0 {
-		// max_tokens rather than max_completion_tokens: every
-		// OpenAI-compatible server we target accepts it.
-		p.MaxTokens = openai.Int(call.MaxTokens)
-	}
-	if call.Usage {
-		// Only when asked: an old server may reject the field.
-		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	}
-	return p
-}
-
-// options are the per-request options of call: a ready Body, or for a
-// continuation the flags that ask vLLM to continue the trailing assistant
-// message rather than start a new one (servers that need no such flag
-// ignore unknown fields).
-func (c *Client) options(call Call) []option.RequestOption {
-	switch {
-	case call.Body != nil:
-		return []option.RequestOption{option.WithRequestBody("application/json", call.Body)}
-	case call.Prefill == "":
-		return []option.RequestOption{option.WithJSONSet("stream", true)}
-	}
-	return []option.RequestOption{
-		option.WithJSONSet("stream", true),
-		option.WithJSONSet("continue_final_message", true),
-		option.WithJSONSet("add_generation_prompt", false),
-	}
 }

@@ -35,8 +35,7 @@ const (
 	handshakeTimeout       = 10 * time.Second       // to receive a valid hello
 	defaultPreHelloMax     = 1024                   // connections waiting for hello, all addresses
 	defaultPreHelloPerAddr = 32                     // the same, per client address
-	writeTimeout           = 5 * time.Second        // per message, less up to writeRenew (writeBound)
-	writeRenew             = time.Second            // how long one write deadline serves
+	writeTimeout           = 5 * time.Second        // per message (conn.write)
 	maxDelivery            = 100 * time.Millisecond // kept out of sla_ms for the coach card to reach the client
 )
 

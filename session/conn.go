@@ -30,11 +30,10 @@ const maxPendingBytes = 1 << 20 // unwritten bytes per connection before it coun
 // writer (wait) after close.
 type conn struct {
 	ws      *websocket.Conn
-	ctx     context.Context // bounds each write with writeTimeout; the hub's
-	in      *inRate         // owned by the reader (handshake, then readLoop)
-	img     imageParts      // the screenshot being received; owned by the reader
-	limit   int             // pending messages allowed
-	writers sync.WaitGroup  // the writer, while it runs
+	in      *inRate        // owned by the reader (handshake, then readLoop)
+	img     imageParts     // the screenshot being received; owned by the reader
+	limit   int            // pending messages allowed
+	writers sync.WaitGroup // the writer, while it runs
 	mu      sync.Mutex
 	pending [][]byte // guarded by mu
 	bytes   int      // guarded by mu
@@ -45,11 +44,13 @@ type conn struct {
 	reason  string
 	tooSlow bool        // guarded by mu
 	lost    atomic.Bool // keepAlive found the peer dead
-	bound   writeBound  // owned by the running writer
+	// writeTimer closes the socket when one write lasts writeTimeout (see
+	// write). Owned by the running writer: send hands that role on under mu.
+	writeTimer *time.Timer
 }
 
-func newConn(ctx context.Context, ws *websocket.Conn, limit int) *conn {
-	return &conn{ws: ws, ctx: ctx, in: newInRate(time.Now), limit: limit}
+func newConn(ws *websocket.Conn, limit int) *conn {
+	return &conn{ws: ws, in: newInRate(time.Now), limit: limit}
 }
 
 // send queues encoded messages in order and returns false when the backlog
@@ -113,10 +114,10 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 // close, so the socket is closed by then.
 func (c *conn) wait() { c.writers.Wait() }
 
-// writeLoop writes the backlog, each message within writeTimeout (less up
-// to writeRenew: writeBound), until it is empty, then returns; after close
-// it closes the socket once the backlog is written. A failed write closes
-// the socket at once, which ends the handler's reads too.
+// writeLoop writes the backlog, each message within writeTimeout, until it
+// is empty, then returns; after close it closes the socket once the
+// backlog is written. A failed write closes the socket at once, which ends
+// the handler's reads too.
 func (c *conn) writeLoop() {
 	for {
 		c.mu.Lock()
@@ -125,7 +126,6 @@ func (c *conn) writeLoop() {
 		if len(msgs) == 0 {
 			if closing {
 				c.over = true
-				c.bound.stop()
 			}
 			c.writing = false
 			c.mu.Unlock()
@@ -137,7 +137,6 @@ func (c *conn) writeLoop() {
 		c.mu.Unlock()
 		if err := c.write(msgs); err != nil {
 			c.mu.Lock()
-			c.bound.stop()
 			c.over, c.writing, c.pending, c.bytes = true, false, nil, 0
 			c.mu.Unlock()
 			c.ws.CloseNow()
@@ -146,44 +145,32 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// write writes msgs in order. Each write is bounded by writeTimer, armed
+// before it and stopped after it: when it fires, it closes the
+// socket, which fails the write. ws.Write gets a context that is never
+// done, so coder/websocket arms nothing of its own per write (its
+// context.AfterFunc on a deadline context, one per message, was 2.4% of
+// poise's CPU at 1,000 sessions).
 func (c *conn) write(msgs [][]byte) error {
 	for _, msg := range msgs {
-		if err := c.ws.Write(c.bound.get(c.ctx, time.Now()), websocket.MessageText, msg); err != nil {
+		c.armWrite()
+		err := c.ws.Write(context.Background(), websocket.MessageText, msg)
+		c.writeTimer.Stop()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeBound is the writers' write context. One deadline context serves
-// the writes of writeRenew, so each message still gets writeTimeout less
-// up to writeRenew, and a write costs no context and timer of its own
-// (they were about 3% of poise's CPU at 1,000 sessions). The last one
-// lapses by itself when a connection goes idle, and stop releases it when
-// the socket closes. Owned by the running writer: send hands that role on
-// under conn.mu.
-type writeBound struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	renew  time.Time // when a write needs a new ctx
-}
-
-// get returns the context to write with at now.
-func (w *writeBound) get(parent context.Context, now time.Time) context.Context {
-	if w.ctx == nil || !now.Before(w.renew) {
-		w.stop()
-		w.ctx, w.cancel = context.WithDeadline(parent, now.Add(writeTimeout))
-		w.renew = now.Add(writeRenew)
+// armWrite starts writeTimer anew: the socket closes writeTimeout from now
+// unless the timer is stopped or armed again first.
+func (c *conn) armWrite() {
+	if c.writeTimer == nil {
+		c.writeTimer = time.AfterFunc(writeTimeout, func() { c.ws.CloseNow() })
+		return
 	}
-	return w.ctx
-}
-
-// stop releases the context and its timer.
-func (w *writeBound) stop() {
-	if w.cancel != nil {
-		w.cancel()
-		w.ctx, w.cancel = nil, nil
-	}
+	c.writeTimer.Reset(writeTimeout)
 }
 
 // sendError queues an error message outside any session stream (before the

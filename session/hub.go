@@ -99,7 +99,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept wrote the response
 	}
 	ws.SetReadLimit(readLimit)
-	c := newConn(h.ctx, ws, h.cfg.SendQueue)
+	c := newConn(ws, h.cfg.SendQueue)
 	if !h.track(c) {
 		ws.Close(websocket.StatusGoingAway, "server shutting down")
 		ws.CloseNow()

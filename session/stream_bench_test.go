@@ -86,7 +86,7 @@ func BenchmarkFrameRead(b *testing.B) {
 		for client.Write(ctx, websocket.MessageBinary, frame) == nil {
 		}
 	})
-	c := newConn(ctx, server, 1)
+	c := newConn(server, 1)
 	b.Run("pooled", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -10,8 +10,13 @@ import (
 // words once, at Parse.
 type enMatcher struct {
 	fillers, starts, notStarts, contains phraseList
-	wh, aux, subjects                    map[string]bool
+	wh, aux, subjects, near, restarts    map[string]bool
 }
+
+// whGap is how many words may stand between a wh word and the aux and
+// near subject after it ("what kind of role do you …"); web/static/
+// coach.js has the same bound.
+const whGap = 3
 
 // classifier is one classify rule with its English phrases split into words.
 type classifier struct {
@@ -30,6 +35,8 @@ func newENMatcher(r enRules) enMatcher {
 		wh:        set(r.WH),
 		aux:       set(r.Aux),
 		subjects:  set(r.Subjects),
+		near:      set(r.NearSubjects),
+		restarts:  set(r.Restarts),
 	}
 }
 
@@ -88,11 +95,11 @@ func (s *Script) zhQuestion(sentence string) bool {
 }
 
 // zhAlternative reports whether sentence asks to choose: an alternatives
-// word ("还是") after a 是 earlier in the sentence ("是本地缓存还是 Redis";
-// "我们还是先开始吧" has none).
+// word ("还是") after an opener earlier in the sentence ("是本地缓存还是
+// Redis", "你更喜欢一个人干，还是团队一起"; "我们还是先开始吧" has none).
 func (s *Script) zhAlternative(sentence string) bool {
 	for _, a := range s.zh.Alternatives {
-		if i := strings.Index(sentence, a); i > 0 && strings.Contains(sentence[:i], "是") {
+		if i := strings.Index(sentence, a); i > 0 && containsAnySubstring(sentence[:i], s.zh.AltOpeners) {
 			return true
 		}
 	}
@@ -124,11 +131,32 @@ func (m *enMatcher) question(w []string) bool {
 		return true
 	}
 	for i, word := range w {
-		if m.wh[word] && m.inverted(w[i+1:]) {
+		if m.wh[word] && m.invertedNear(w[i+1:]) || m.restarts[word] && m.asksNear(w[i+1:]) {
 			return true
 		}
 	}
 	return containsAnyPhrase(w, m.contains)
+}
+
+// invertedNear reports whether w, the words after a wh word, opens with an
+// aux and a subject, or has an aux and a near subject after at most whGap
+// words ("role do you", "good are you").
+func (m *enMatcher) invertedNear(w []string) bool {
+	if m.inverted(w) {
+		return true
+	}
+	for gap := 1; gap <= whGap && gap < len(w); gap++ {
+		if m.asksNear(w[gap:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// asksNear reports whether w opens with an aux and a near subject ("is
+// there", "have you").
+func (m *enMatcher) asksNear(w []string) bool {
+	return len(w) >= 2 && m.aux[w[0]] && m.near[w[1]]
 }
 
 // inverted reports whether w opens with an auxiliary and then a subject

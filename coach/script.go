@@ -48,12 +48,17 @@ const statementFramework = "statement"
 //	    starts         requests that open a question ("tell me", "describe")
 //	    not_starts     clause openings that are not questions ("what we")
 //	    contains       phrases that make a question anywhere ("can you")
+//	    near_subjects  subjects an aux may open a question with a few words
+//	                   after a wh word or after a restart ("you", "there")
+//	    restarts       words after which a speaker starts a question afresh
+//	                   mid-clause ("um", "so": "… so far um is there …")
 //	  zh               Chinese strings, matched as substrings:
 //	    ignore         cut out before markers are looked for ("什么都", "哪怕")
 //	    markers        make a question anywhere ("为什么", "讲讲")
 //	    final_particles make a question at the end of a sentence ("吗", "呢")
-//	    alternatives   make a question after a 是 earlier in the sentence
-//	                   ("是本地缓存还是 Redis")
+//	    alternatives   make a question after an alternative_opener earlier
+//	                   in the sentence ("是本地缓存还是 Redis")
+//	    alternative_openers ("是", "喜欢": "你更喜欢一个人干，还是团队一起")
 //	    a_not_a        make a question between a character and its repeat
 //	                   ("冷不冷", "吃没吃")
 //	classify           ordered list of {type, framework, en, zh}: the first
@@ -81,7 +86,11 @@ const statementFramework = "statement"
 //   - it does not open with a not_starts phrase and opens with a wh word or
 //     a starts phrase; or
 //   - it opens with an aux followed by a subject, or has anywhere a wh word
-//     followed by an aux and a subject ("…, how did you …"); or
+//     followed by an aux and a subject ("…, how did you …"), or by up to
+//     whGap other words, an aux and a near_subject ("what role do you …",
+//     "how good are you …"); or
+//   - it has a restart followed by an aux and a near_subject ("… so far um
+//     is there anything …"); or
 //   - it holds a contains phrase.
 //
 // Everything else is a statement. A question's type comes from Classify
@@ -128,6 +137,9 @@ type enRules struct {
 	Starts    []string `json:"starts"`
 	NotStarts []string `json:"not_starts"`
 	Contains  []string `json:"contains"`
+	// NearSubjects and Restarts: see the Rules in Script's doc.
+	NearSubjects []string `json:"near_subjects"`
+	Restarts     []string `json:"restarts"`
 }
 
 type zhRules struct {
@@ -135,6 +147,7 @@ type zhRules struct {
 	Markers        []string `json:"markers"`
 	FinalParticles []string `json:"final_particles"`
 	Alternatives   []string `json:"alternatives"`
+	AltOpeners     []string `json:"alternative_openers"`
 	ANotA          []string `json:"a_not_a"`
 }
 
@@ -213,8 +226,9 @@ func (f *scriptFile) check() error {
 	lists := map[string][]string{
 		"en.fillers": d.EN.Fillers, "en.wh": d.EN.WH, "en.aux": d.EN.Aux, "en.subjects": d.EN.Subjects,
 		"en.starts": d.EN.Starts, "en.not_starts": d.EN.NotStarts, "en.contains": d.EN.Contains,
+		"en.near_subjects": d.EN.NearSubjects, "en.restarts": d.EN.Restarts,
 		"zh.ignore": d.ZH.Ignore, "zh.markers": d.ZH.Markers, "zh.final_particles": d.ZH.FinalParticles,
-		"zh.alternatives": d.ZH.Alternatives, "zh.a_not_a": d.ZH.ANotA,
+		"zh.alternatives": d.ZH.Alternatives, "zh.alternative_openers": d.ZH.AltOpeners, "zh.a_not_a": d.ZH.ANotA,
 	}
 	for name, l := range lists {
 		kind := zhPhrases

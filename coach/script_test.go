@@ -23,8 +23,9 @@ func TestScriptsJSONFields(t *testing.T) {
 		"detect.question_marks", "detect.sentence_breaks", "detect.clause_breaks",
 		"detect.en.fillers", "detect.en.wh", "detect.en.aux", "detect.en.subjects",
 		"detect.en.starts", "detect.en.not_starts", "detect.en.contains",
+		"detect.en.near_subjects", "detect.en.restarts",
 		"detect.zh.ignore", "detect.zh.markers", "detect.zh.final_particles",
-		"detect.zh.alternatives", "detect.zh.a_not_a",
+		"detect.zh.alternatives", "detect.zh.alternative_openers", "detect.zh.a_not_a",
 	} {
 		if !nonEmpty(lookup(doc, path)) {
 			t.Errorf("%s is missing or empty", path)

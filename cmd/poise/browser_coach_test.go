@@ -64,6 +64,13 @@ var coachParityInputs = []string{
 	// confirmation asks in transcripts, and telling phrases that ask nothing
 	"we are hybrid two days a week in the office does that work for you", "这个你能接受吧",
 	"你对工作地点有要求吗 我们是在杭州", "我们组 code review 比较严格，这个先跟你说一下。",
+	// a question a few words after its wh word, restarted mid-clause, or
+	// after an opener; and what those rules must not catch
+	"Nice so on a team like what role do you usually end up playing", "I know which team did it.",
+	"looking back so far um is there anything you regret", "we split the array and do it twice",
+	"In your view what makes someone a good leader", "ever um bitten off more than you could chew",
+	"Ever since we moved to Go, builds are fast.", "你更喜欢自己一个人干，还是跟大家一起合作", "我想还是先从项目开始。",
+	"这个岗位在深圳，你愿意过来吗，需要搬家的", "嗯 你给你自己 技术能力 打个分 十分制",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

@@ -125,38 +125,44 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // after "from" are those of the rule before the second round of
 // 2026-12-02 (the coverage floor, confirmation asks, the English threshold
 // 0.12, 1,199 spoken wordings of the behavioural templates); "third round"
-// marks what the Chinese coverage margin of 0.03 (was 0.02) changed.
+// marks what the Chinese coverage margin of 0.03 (was 0.02) changed;
+// "2026-12-03" what coach's question rules of that day changed (a
+// question a few words after its wh word or restarted mid-clause, 吗
+// before a comma, openers of 还是, requests such as 打个分 and 写道题):
+// 16 more right hits and 1 more false hit on the dev halves, 7 more right
+// hits on the test halves and the final set, none wrong or false.
 var (
 	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
-	// 79.9 / 1.1 / 3.7.
+	// 79.9 / 1.1 / 3.7; 2026-12-03 83.6 / 1.4 / 2.8 (zh 83.1, en 84.1).
 	devFloors = map[string]floors{
-		"all":  {right: 0.82, wrong: 0.015, falseHit: 0.03},
-		LangZH: {right: 0.815, wrong: 0.015, falseHit: 0.06},
-		LangEN: {right: 0.825, wrong: 0.02, falseHit: 0.005},
+		"all":  {right: 0.83, wrong: 0.015, falseHit: 0.03},
+		LangZH: {right: 0.825, wrong: 0.015, falseHit: 0.06},
+		LangEN: {right: 0.835, wrong: 0.02, falseHit: 0.005},
 	}
 	// test 81.2 / 1.4 / 2.9 (zh 84.1 / 1.6 / 2.0, en 78.3 / 1.1 / 3.8),
-	// from 80.1 / 1.4 / 2.9.
+	// from 80.1 / 1.4 / 2.9; 2026-12-03 81.5 / 1.4 / 2.9 (en 78.9).
 	testFloors = map[string]floors{
 		"all":  {right: 0.81, wrong: 0.015, falseHit: 0.03},
 		LangZH: {right: 0.835, wrong: 0.02, falseHit: 0.025},
-		LangEN: {right: 0.78, wrong: 0.015, falseHit: 0.04},
+		LangEN: {right: 0.785, wrong: 0.015, falseHit: 0.04},
 	}
 	// final 80.8 / 0.4 / 10.7 (zh 81.1 / 0.9 / 11.4, en 80.4 / 0 / 10.0),
-	// from 77.7 / 0.9 / 11.1.
+	// from 77.7 / 0.9 / 11.1; 2026-12-03 81.4 / 0.4 / 10.7 (zh 81.6, en
+	// 81.2).
 	finalFloors = map[string]floors{
-		"all":  {right: 0.805, wrong: 0.005, falseHit: 0.11},
-		LangZH: {right: 0.81, wrong: 0.01, falseHit: 0.12},
-		LangEN: {right: 0.80, wrong: 0.005, falseHit: 0.105},
+		"all":  {right: 0.81, wrong: 0.005, falseHit: 0.11},
+		LangZH: {right: 0.815, wrong: 0.01, falseHit: 0.12},
+		LangEN: {right: 0.81, wrong: 0.005, falseHit: 0.105},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
 	// negatives): dev 55.8 / 1.4 / 5.9 (zh 55.4 / 1.0 / 2.9, en 56.1 / 1.9
 	// / 8.8), from 54.3 / 1.4 / 5.1; third round 54.8 / 1.4 / 4.4 (zh 53.5
-	// / 1.0 / 0).
+	// / 1.0 / 0); 2026-12-03 55.8 / 1.4 / 4.4 (en 57.9).
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.545, wrong: 0.015, falseHit: 0.045},
+		"all":  {right: 0.555, wrong: 0.015, falseHit: 0.045},
 		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.005},
-		LangEN: {right: 0.56, wrong: 0.02, falseHit: 0.09},
+		LangEN: {right: 0.575, wrong: 0.02, falseHit: 0.09},
 	}
 	// test 50.0 / 2.2 / 2.2 (zh 39.5 / 2.5 / 4.4, en 61.1 / 1.8 / 0), from
 	// 47.4 / 1.3 / 2.2; third round 49.6 / 1.7 / 1.5 (zh 38.7 / 1.7 / 2.9).
@@ -170,11 +176,13 @@ var (
 	// dev 70.2 / 0.8 / 5.6 (zh 69.3 / 0 / 7.1, en 71.2 / 1.6 / 3.6), from
 	// 69.0 / 0.8 / 4.8, third round 70.2 / 0.8 / 4.8 (zh 69.3 / 0 / 5.7);
 	// test 68.7 / 0.4 / 3.3 (zh 74.6 / 0 / 4.8, en 63.4 / 0.8 / 1.7), from
-	// 67.5 / 0 / 4.1.
+	// 67.5 / 0 / 4.1. 2026-12-03: dev 72.2 / 0.8 / 5.6 (zh 72.4 / 0 / 5.7,
+	// en 72.0 / 1.6 / 5.4: "…你还有问题吗, actually we're out of time…"
+	// asks now, and hits); test unchanged.
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.70, wrong: 0.01, falseHit: 0.05},
-		LangZH: {right: 0.69, wrong: 0.005, falseHit: 0.06},
-		LangEN: {right: 0.71, wrong: 0.02, falseHit: 0.04},
+		"all":  {right: 0.72, wrong: 0.01, falseHit: 0.06},
+		LangZH: {right: 0.72, wrong: 0.005, falseHit: 0.06},
+		LangEN: {right: 0.715, wrong: 0.02, falseHit: 0.055},
 	}
 	test3Floors = map[string]floors{
 		"all":  {right: 0.685, wrong: 0.005, falseHit: 0.035},
@@ -184,11 +192,12 @@ var (
 	// heldout4 (written intent first; see TestHeldout4Dev): dev 82.5 / 0.5
 	// / 4.0 (zh 85.0 / 0 / 0, en 80.0 / 1.0 / 8.0), from 81.5 / 1.0 / 6.0;
 	// test 75.0 / 0.5 / 3.0 (zh 77.0 / 1.0 / 6.0, en 73.0 / 0 / 0), from
-	// 72.0 / 0.5 / 5.0.
+	// 72.0 / 0.5 / 5.0. 2026-12-03: dev 83.5 / 0.5 / 4.0 (zh 86.0, en
+	// 81.0); test unchanged.
 	dev4Floors = map[string]floors{
-		"all":  {right: 0.82, wrong: 0.01, falseHit: 0.045},
-		LangZH: {right: 0.845, wrong: 0.005, falseHit: 0.005},
-		LangEN: {right: 0.795, wrong: 0.015, falseHit: 0.085},
+		"all":  {right: 0.83, wrong: 0.01, falseHit: 0.045},
+		LangZH: {right: 0.855, wrong: 0.005, falseHit: 0.005},
+		LangEN: {right: 0.805, wrong: 0.015, falseHit: 0.085},
 	}
 	test4Floors = map[string]floors{
 		"all":  {right: 0.745, wrong: 0.01, falseHit: 0.035},
@@ -200,14 +209,16 @@ var (
 	// / 5.4, third round 42.3 / 2.6 / 4.1 (zh 46.7 / 4.4 / 6.1); test 36.8
 	// / 7.9 / 7.1 (zh 36.4 / 2.3 / 9.7, en 37.5 / 15.6 / 4.8), from 36.8 /
 	// 9.2 / 11.3, third round 36.8 / 7.9 / 6.7 (zh 36.4 / 2.3 / 8.8).
+	// 2026-12-03: dev 43.6 / 2.6 / 4.1 (en 39.4), test 38.2 / 7.9 / 6.7
+	// (zh 38.6).
 	dev5Floors = map[string]floors{
-		"all":  {right: 0.42, wrong: 0.03, falseHit: 0.045},
+		"all":  {right: 0.435, wrong: 0.03, falseHit: 0.045},
 		LangZH: {right: 0.465, wrong: 0.045, falseHit: 0.065},
-		LangEN: {right: 0.36, wrong: 0.005, falseHit: 0.025},
+		LangEN: {right: 0.39, wrong: 0.005, falseHit: 0.025},
 	}
 	test5Floors = map[string]floors{
-		"all":  {right: 0.365, wrong: 0.08, falseHit: 0.07},
-		LangZH: {right: 0.36, wrong: 0.025, falseHit: 0.09},
+		"all":  {right: 0.38, wrong: 0.08, falseHit: 0.07},
+		LangZH: {right: 0.385, wrong: 0.025, falseHit: 0.09},
 		LangEN: {right: 0.37, wrong: 0.16, falseHit: 0.05},
 	}
 	// heldout6 (bank-blind interview guides said live; see
@@ -215,16 +226,17 @@ var (
 	// 35.3 / 5.9 / 7.2 (zh 37.3 / 5.9 / 11.6, en 33.3 / 5.9 / 2.9); test
 	// 36.3 / 8.8 / 3.8 (zh 43.1 / 13.7 / 6.1, en 29.4 / 3.9 / 1.5). Third
 	// round: dev 33.3 / 4.9 / 7.2 (zh 33.3 / 3.9 / 11.6); test 35.3 / 8.8 /
-	// 3.0 (zh 41.2 / 13.7 / 4.5).
+	// 3.0 (zh 41.2 / 13.7 / 4.5). 2026-12-03: dev unchanged, test 37.3 /
+	// 8.8 / 3.0 (en 33.3 / 3.9 / 1.5).
 	dev6Floors = map[string]floors{
 		"all":  {right: 0.33, wrong: 0.05, falseHit: 0.075},
 		LangZH: {right: 0.33, wrong: 0.04, falseHit: 0.12},
 		LangEN: {right: 0.33, wrong: 0.06, falseHit: 0.03},
 	}
 	test6Floors = map[string]floors{
-		"all":  {right: 0.35, wrong: 0.09, falseHit: 0.035},
+		"all":  {right: 0.37, wrong: 0.09, falseHit: 0.035},
 		LangZH: {right: 0.41, wrong: 0.14, falseHit: 0.05},
-		LangEN: {right: 0.29, wrong: 0.04, falseHit: 0.02},
+		LangEN: {right: 0.33, wrong: 0.04, falseHit: 0.02},
 	}
 )
 

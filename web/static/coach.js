@@ -21,6 +21,8 @@ const LEXICON_KEY = 'poise.coach.types.v2';
 // Bounds of a topic turn's last clause (coach/classify.go's topicWords, topicHan).
 const TOPIC_WORDS = 6;
 const TOPIC_HAN = 8;
+// Words between a wh word and the aux and near subject after it (coach/detect.go's whGap).
+const WH_GAP = 3;
 const HAN = /\p{Script=Han}/u;
 
 // loadScript fetches the scripts from the server and caches them in
@@ -91,11 +93,13 @@ export class Script {
       wh: new Set(list(en.wh)),
       aux: new Set(list(en.aux)),
       subjects: new Set(list(en.subjects)),
+      near: new Set(list(en.near_subjects)),
+      restarts: new Set(list(en.restarts)),
     };
     const zh = d.zh || {};
     this.zh = {
       ignore: list(zh.ignore), markers: list(zh.markers), finalParticles: list(zh.final_particles),
-      alternatives: list(zh.alternatives), aNotA: list(zh.a_not_a),
+      alternatives: list(zh.alternatives), altOpeners: list(zh.alternative_openers), aNotA: list(zh.a_not_a),
     };
     this.classify = list(f.classify).map((r) => ({
       type: r.type || 'behavioural', framework: r.framework, en: phrases(r.en), zh: list(r.zh),
@@ -284,11 +288,11 @@ export class Script {
     return this.zhAlternative(sentence) || this.zhANotA(sentence);
   }
 
-  // zhAlternative is coach.Script.zhAlternative: "还是" after a 是.
+  // zhAlternative is coach.Script.zhAlternative: "还是" after an opener ("是", "喜欢").
   zhAlternative(sentence) {
     return this.zh.alternatives.some((a) => {
       const i = sentence.indexOf(a);
-      return i > 0 && sentence.slice(0, i).includes('是');
+      return i > 0 && this.zh.altOpeners.some((o) => sentence.slice(0, i).includes(o));
     });
   }
 
@@ -308,13 +312,27 @@ export class Script {
     if (!hasAnyPrefix(w, m.notStarts) && (m.wh.has(w[0]) || hasAnyPrefix(w, m.starts))) return true;
     if (this.inverted(w)) return true;
     for (let i = 0; i < w.length; i++) {
-      if (m.wh.has(w[i]) && this.inverted(w.slice(i + 1))) return true;
+      if (m.wh.has(w[i]) && this.invertedNear(w.slice(i + 1))) return true;
+      if (m.restarts.has(w[i]) && this.asksNear(w.slice(i + 1))) return true;
     }
     return containsAnyPhrase(w, m.contains);
   }
 
   inverted(w) {
     return w.length >= 2 && this.en.aux.has(w[0]) && this.en.subjects.has(w[1]);
+  }
+
+  // invertedNear is coach.enMatcher.invertedNear: "role do you", "good are you".
+  invertedNear(w) {
+    if (this.inverted(w)) return true;
+    for (let gap = 1; gap <= WH_GAP && gap < w.length; gap++) {
+      if (this.asksNear(w.slice(gap))) return true;
+    }
+    return false;
+  }
+
+  asksNear(w) {
+    return w.length >= 2 && this.en.aux.has(w[0]) && this.en.near.has(w[1]);
   }
 
   stripFillers(w) {

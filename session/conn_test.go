@@ -29,15 +29,7 @@ func TestStuckWriteClosesTheSocket(t *testing.T) {
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
 		tr := &http.Transport{}
-		var raw *silentConn
-		tr.DialContext = func(ctx context.Context, n, a string) (net.Conn, error) {
-			c, err := ln.dial(ctx, n, a)
-			if err == nil {
-				raw = c.(*silentConn)
-			}
-			return c, err
-		}
-		client, _, err := websocket.Dial(context.Background(), "ws://127.0.0.1:1/ws", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+		client, raw, err := dialSilent(ln, tr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,15 +97,9 @@ func (c *silentConn) Close() error {
 
 // pipeClient is a WebSocket client over the in-memory network whose reader
 // answers pings and keeps the last message of each type.
-type pipeClient struct {
-	ws   *websocket.Conn
-	raw  *silentConn
-	msgs chan msg
-	done chan struct{}
-}
-
-func dialPipe(t *testing.T, l *pipeListener, tr *http.Transport) *pipeClient {
-	t.Helper()
+// dialSilent opens a WebSocket to l's server through tr and returns it
+// with its raw connection, whose reads a test can stop.
+func dialSilent(l *pipeListener, tr *http.Transport) (*websocket.Conn, *silentConn, error) {
 	var raw *silentConn
 	tr.DialContext = func(ctx context.Context, n, a string) (net.Conn, error) {
 		c, err := l.dial(ctx, n, a)
@@ -115,6 +109,19 @@ func dialPipe(t *testing.T, l *pipeListener, tr *http.Transport) *pipeClient {
 		return c, err
 	}
 	ws, _, err := websocket.Dial(context.Background(), "ws://127.0.0.1:1/ws", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+	return ws, raw, err
+}
+
+type pipeClient struct {
+	ws   *websocket.Conn
+	raw  *silentConn
+	msgs chan msg
+	done chan struct{}
+}
+
+func dialPipe(t *testing.T, l *pipeListener, tr *http.Transport) *pipeClient {
+	t.Helper()
+	ws, raw, err := dialSilent(l, tr)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

@@ -116,7 +116,7 @@ type cues struct {
 // it a remark on the topic instead ("the numbers look good", "we use
 // Kubernetes").
 const (
-	topicWords = 6 // English words, fillers left out
+	topicWords = 8 // English words, fillers left out
 	topicHan   = 8 // Chinese characters
 )
 
@@ -146,7 +146,8 @@ func topicAsk(t string) bool {
 		return false
 	}
 	return containsAnyPhrase(w, techEN) || containsAnyPhrase(w, codingEN) || containsAnyPhrase(w, designEN) ||
-		containsAnySubstring(last, techZH) || containsAnySubstring(last, codingZH) || containsAnySubstring(last, designZH)
+		containsAnyPhrase(w, topicCueEN) || containsAnySubstring(last, techZH) || containsAnySubstring(last, codingZH) ||
+		containsAnySubstring(last, designZH) || containsAnySubstring(last, topicCueZH)
 }
 
 func newCues(text string) cues {
@@ -299,8 +300,8 @@ var (
 	logisticsEN = phrases(strings.Split("interviewing anywhere|send over|portfolio|vacation|time off|salary|salary expectations|compensation|total comp|comp|pay|money|pay range|expecting to earn|number did you have in mind|notice period|notice|handover|start date|when can you start|when could you start|could you start|can you start|how soon could you|how soon can you|be available|join us|relocate|relocating|relocation|moving be|allow you to move|long hours|extra hours|evenings or weekends|working overtime|overtime|business travel|travel|client sites|remote|remotely|hybrid|on-site|onsite|into the office|working arrangement|questions for us|questions for me|any questions|questions you have|like to ask me|want to know about the team|can i tell you about|other offers|offers on the table|any offers|job search|other companies|interviewing elsewhere|non-compete|restrictive|confidentiality|non-solicit|your contract|references|reference check|background check|former manager|contact your|next steps|next round|the process|interview process|hiring process|visa|sponsorship|benefits|working hours|our offer|offered you|top choice|budget|that figure|lower than that|below your expectations", "|"))
 	logisticsZH = strings.Fields("外包 转正 试用期 哪天方便 作品集 要问我的 问我的吗 去北京 去上海 去深圳 去杭州 薪资 薪水 薪酬 工资 待遇 期望薪 年薪 月薪 年包 价位 收入 拿多少 多少钱 给到 钱少 预算 通知期 离职期 提前多久 交接 到岗 什么时候入职 什么时候可以入职 多久能入职 入职时间 过来上班 能来吗 会来吗 搬到 搬过来 换城市 外派 异地 出差 客户现场 出去一两次 远程 坐班 在家办公 来公司 混合办公 加班 周末可能要 问题想问 问题要问 想了解的 有什么疑问 给你提问 还在看哪些机会 求职进展 做决定 其他公司 别的公司 offer 竞业 劳动合同 限制条款 背调 背景调查 证明人 联系他 下一轮 几轮 面试流程 招聘流程 面试安排 签证 福利 五险 社保 工作时间 上班时间 多久出结果 意向")
 
-	codingEN = phrases(strings.Split("strings|stairs|numbers|o of n|this problem|that problem|the problem|optimal solution|with dependencies|linked list|linked lists|array|arrays|binary tree|binary search|search tree|hash map|hashmap|hash table|two sum|sort an|sorting|sort algorithm|quicksort|merge sort|heap sort|dynamic programming|recursion|recursive|iterative|write a function|write code|write the code|code it|pseudocode|reverse a|reverse the|palindrome|substring|subarray|anagram|permutations|leetcode|big o|time complexity|space complexity|in place|a stack|using a stack|priority queue|a queue|graph traversal|bfs|dfs|breadth first|depth first|shortest path|dijkstra|topological|lru cache|two pointers|sliding window|matrix|integer|integers|string of|characters in|detect a cycle|cycle in|intervals|median of|kth largest|top k|bit manipulation|trie|backtracking|greedy algorithm|memoization|duplicates in|algorithm for|an algorithm", "|"))
-	codingZH = strings.Fields("这道题 那道题 解法 o(n) o(1) o(log 两个栈 思路 链表 数组 二叉树 二叉搜索 二分 哈希表 排序 快排 归并 堆排 动态规划 递归 迭代 写一个函数 写个函数 写代码 手写 伪代码 反转 回文 子串 子数组 字符串 时间复杂度 空间复杂度 原地 用栈 栈和队列 优先队列 广度优先 深度优先 最短路径 拓扑 lru 双指针 滑动窗口 矩阵 整数 有环 成环 环形 区间 中位数 第k 前k topk 位运算 字典树 回溯 贪心算法 算法题 两数之和 去重")
+	codingEN = phrases(strings.Split("islands|bst|traversal|subsequence|ancestor|knapsack|coin change|dp|strings|stairs|numbers|o of n|this problem|that problem|the problem|optimal solution|with dependencies|linked list|linked lists|array|arrays|binary tree|binary search|search tree|hash map|hashmap|hash table|two sum|sort an|sorting|sort algorithm|quicksort|merge sort|heap sort|dynamic programming|recursion|recursive|iterative|write a function|write code|write the code|code it|pseudocode|reverse a|reverse the|palindrome|substring|subarray|anagram|permutations|leetcode|big o|time complexity|space complexity|in place|a stack|using a stack|priority queue|a queue|graph traversal|bfs|dfs|breadth first|depth first|shortest path|dijkstra|topological|lru cache|two pointers|sliding window|matrix|integer|integers|string of|characters in|detect a cycle|cycle in|intervals|median of|kth largest|top k|bit manipulation|trie|backtracking|greedy algorithm|memoization|duplicates in|algorithm for|an algorithm", "|"))
+	codingZH = strings.Fields("连表 子序列 背包 这道题 那道题 解法 o(n) o(1) o(log 两个栈 思路 链表 数组 二叉树 二叉搜索 二分 哈希表 排序 快排 归并 堆排 动态规划 递归 迭代 写一个函数 写个函数 写代码 手写 伪代码 反转 回文 子串 子数组 字符串 时间复杂度 空间复杂度 原地 用栈 栈和队列 优先队列 广度优先 深度优先 最短路径 拓扑 lru 双指针 滑动窗口 矩阵 整数 有环 成环 环形 区间 中位数 第k 前k topk 位运算 字典树 回溯 贪心算法 算法题 两数之和 去重")
 
 	designEN = phrases(strings.Split("u design|would you build|you build a|a system like|service like|like dropbox|like instagram|like twitter|design a|design an|design the|design your own|design something|designing a|how would you design|how do you design|how would you architect|architect a|build a system|build a service|system design|design for|scale to|scale it to|millions of users|million users|high level design|high-level design|url shortener|rate limiter|news feed|chat system|notification system|distributed cache|key value store|key-value store|load balancer for|ride sharing|payment system|ticketing system|web crawler|search autocomplete|design twitter|design youtube|design uber", "|"))
 	designZH = strings.Fields("做个设计 一个类似 设计一下 设计一个 设计一套 设计个 怎么设计 如何设计 系统设计 架构设计 你会怎么架构 高并发 千万 百万 亿级 短链 限流器 秒杀 消息推送 推送系统 聊天系统 分布式缓存 网约车 支付系统 爬虫 排行榜 抢红包 订单系统")
@@ -337,9 +338,14 @@ var (
 	// topic turn is a bare noun phrase or an order ("we use Kubernetes
 	// heavily here" is a remark).
 	topicAckEN = phrases(strings.Fields("good great nice fine ok okay right cool thanks thank sure perfect exactly correct agree agreed interesting yes yeah yep done clear " +
-		"i we you he she they it it's its our my your their this that these those there is are was were be been have has had use uses used do does did " +
+		"i me we you he she they it it's its our my your their this that these those there is are was were be been have has had use uses used do does did " +
 		"that's there's here's we're you're they're i'm i've we've you've they've it'll we'll"))
 	topicAckZH = strings.Fields("好 对 不错 可以 没问题 明白 了解 清楚 挺 很 这样 懂 我 你 他 她 它 是 有 在 用 做")
+	// topicCueEN and topicCueZH make a short clause a topic turn by
+	// themselves: two things set side by side ("Containers versus virtual
+	// machines", "B+ 树和 LSM 树 区别"), whatever the lexicons know of them.
+	topicCueEN = phrases(strings.Fields("versus vs"))
+	topicCueZH = strings.Fields("区别 对比")
 
 	requestZH = strings.Fields("讲一次 讲一个 讲个 说一个 说一次 说个 举个 举一个 用三个词 给自己 带我们 带我过 说点 挑一个 分享一次 分享一个 描述一次 聊一次 聊一个 谈一次 谈一个 列举")
 

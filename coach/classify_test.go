@@ -118,7 +118,9 @@ func TestClassifyDev(t *testing.T) {
 // 87.5% to 86.7%: one Chinese concept question the old rules did not see
 // ask ("…了解吗，讲一讲") now asks, and its technical term is not in the
 // lexicon, so its type fell from concept to behavioural. The lexicon was
-// left as it was: the term was seen only on this half.
+// left as it was: the term was seen only on this half. The topic turns
+// of that day (8 words, "versus" and 区别 as cues) took en from 88.4% to
+// 87.5% (all 87.1%): one English item's type changed.
 func TestClassifyTest(t *testing.T) {
 	t.Parallel()
 	checkFloors(t, score(t, "types_test.yaml", false), map[string]float64{
@@ -176,6 +178,31 @@ func TestClassifyAfterSmallTalk(t *testing.T) {
 	} {
 		if got := Classify(c.text, c.lang); got != c.want {
 			t.Errorf("Classify(%q) = %s, want %s", c.text, got, c.want)
+		}
+	}
+}
+
+// TestTopicTurns: a turn whose last clause only names a technical topic
+// asks about it (coach.Asks); a remark on a topic, or an order the
+// interviewer gives themself, does not.
+func TestTopicTurns(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"ACID": true,
+		"Cool. Okay warm up, reverse a linked list":                true,
+		"Containers versus virtual machines":                       true,
+		"Okay technical. Stack versus heap memory":                 true,
+		"Number of islands in a grid":                              true,
+		"Okay coding-ish. Lowest common ancestor in a binary tree": true,
+		"B+ 树和 LSM 树 区别":                                           true,
+		"最长递增子序列":                                                  true,
+		"Let me paste the problem into the chat.":                  false,
+		"We use Kubernetes heavily here.":                          false,
+		"the numbers look good":                                    false,
+		"我们用 Kafka":                                                false,
+	} {
+		if got := Asks(text); got != want {
+			t.Errorf("Asks(%q) = %v, want %v", text, got, want)
 		}
 	}
 }

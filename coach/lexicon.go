@@ -22,7 +22,7 @@ type lexiconFile struct {
 
 // lexiconVersion changes whenever the rules that read the lexicon change,
 // so a browser never applies a stale copy with new code.
-const lexiconVersion = 3
+const lexiconVersion = 4
 
 // lexiconJSON is built once from the tables of classify.go.
 var lexiconJSON = sync.OnceValue(func() []byte {
@@ -40,12 +40,14 @@ var lexiconJSON = sync.OnceValue(func() []byte {
 			"project": en(projectEN), "project_tech": en(projectTechEN), "concept": en(conceptEN),
 			"concept_first": en(conceptFirstEN), "concept_weak": en(conceptWeakEN), "tech": en(techEN),
 			"request": en(requestEN), "address": en(addressEN), "self": en(selfEN), "topic_ack": en(topicAckEN),
+			"topic_cue": en(topicCueEN),
 		},
 		ZH: map[string][]string{
 			"smalltalk": smalltalkZH, "logistics": logisticsZH, "coding": codingZH, "design": designZH,
 			"project": projectZH, "project_tech": projectTechZH, "concept": conceptZH,
 			"concept_first": conceptFirstZH, "concept_weak": conceptWeakZH, "tech": techZH,
 			"request": requestZH, "address": addressZH, "self": selfZH, "topic_ack": topicAckZH,
+			"topic_cue": topicCueZH,
 		},
 	}
 	b, err := json.Marshal(f)

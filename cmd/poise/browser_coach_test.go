@@ -71,6 +71,10 @@ var coachParityInputs = []string{
 	"In your view what makes someone a good leader", "ever um bitten off more than you could chew",
 	"Ever since we moved to Go, builds are fast.", "你更喜欢自己一个人干，还是跟大家一起合作", "我想还是先从项目开始。",
 	"这个岗位在深圳，你愿意过来吗，需要搬家的", "嗯 你给你自己 技术能力 打个分 十分制",
+	// topic turns of up to eight words, side by side, and an order the
+	// interviewer gives themself
+	"Containers versus virtual machines", "B+ 树和 LSM 树 区别", "Okay coding-ish. Lowest common ancestor in a binary tree",
+	"Number of islands in a grid", "最长递增子序列", "Let me paste the problem into the chat.",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

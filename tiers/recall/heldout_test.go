@@ -130,7 +130,10 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // question a few words after its wh word or restarted mid-clause, 吗
 // before a comma, openers of 还是, requests such as 打个分 and 写道题):
 // 16 more right hits and 1 more false hit on the dev halves, 7 more right
-// hits on the test halves and the final set, none wrong or false.
+// hits on the test halves and the final set, none wrong or false; and
+// its topic turns of up to 8 words, with "versus" / 区别 as cues, 8 more
+// right hits on heldout3's dev half, 2 more on the test halves and the
+// final set.
 var (
 	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
 	// 79.9 / 1.1 / 3.7; 2026-12-03 83.6 / 1.4 / 2.8 (zh 83.1, en 84.1).
@@ -148,11 +151,11 @@ var (
 	}
 	// final 80.8 / 0.4 / 10.7 (zh 81.1 / 0.9 / 11.4, en 80.4 / 0 / 10.0),
 	// from 77.7 / 0.9 / 11.1; 2026-12-03 81.4 / 0.4 / 10.7 (zh 81.6, en
-	// 81.2).
+	// 81.2), 81.6 (en 81.7) with that day's topic turns.
 	finalFloors = map[string]floors{
-		"all":  {right: 0.81, wrong: 0.005, falseHit: 0.11},
+		"all":  {right: 0.815, wrong: 0.005, falseHit: 0.11},
 		LangZH: {right: 0.815, wrong: 0.01, falseHit: 0.12},
-		LangEN: {right: 0.81, wrong: 0.005, falseHit: 0.105},
+		LangEN: {right: 0.815, wrong: 0.005, falseHit: 0.105},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
@@ -178,16 +181,18 @@ var (
 	// test 68.7 / 0.4 / 3.3 (zh 74.6 / 0 / 4.8, en 63.4 / 0.8 / 1.7), from
 	// 67.5 / 0 / 4.1. 2026-12-03: dev 72.2 / 0.8 / 5.6 (zh 72.4 / 0 / 5.7,
 	// en 72.0 / 1.6 / 5.4: "…你还有问题吗, actually we're out of time…"
-	// asks now, and hits); test unchanged.
+	// asks now, and hits); test unchanged. With the topic turns of that
+	// day: dev 75.4 / 0.8 / 5.6 (zh 73.2, en 77.6), test 69.1 / 0.4 / 3.3
+	// (en 64.1).
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.72, wrong: 0.01, falseHit: 0.06},
-		LangZH: {right: 0.72, wrong: 0.005, falseHit: 0.06},
-		LangEN: {right: 0.715, wrong: 0.02, falseHit: 0.055},
+		"all":  {right: 0.75, wrong: 0.01, falseHit: 0.06},
+		LangZH: {right: 0.73, wrong: 0.005, falseHit: 0.06},
+		LangEN: {right: 0.775, wrong: 0.02, falseHit: 0.055},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.685, wrong: 0.005, falseHit: 0.035},
+		"all":  {right: 0.69, wrong: 0.005, falseHit: 0.035},
 		LangZH: {right: 0.745, wrong: 0.005, falseHit: 0.05},
-		LangEN: {right: 0.63, wrong: 0.01, falseHit: 0.02},
+		LangEN: {right: 0.64, wrong: 0.01, falseHit: 0.02},
 	}
 	// heldout4 (written intent first; see TestHeldout4Dev): dev 82.5 / 0.5
 	// / 4.0 (zh 85.0 / 0 / 0, en 80.0 / 1.0 / 8.0), from 81.5 / 1.0 / 6.0;

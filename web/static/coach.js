@@ -17,9 +17,9 @@
 const SCRIPTS_URL = '/coach/scripts.json';
 const CACHE_KEY = 'poise.coach.scripts.v1';
 const LEXICON_URL = '/coach/types.json';
-const LEXICON_KEY = 'poise.coach.types.v2';
+const LEXICON_KEY = 'poise.coach.types.v3';
 // Bounds of a topic turn's last clause (coach/classify.go's topicWords, topicHan).
-const TOPIC_WORDS = 6;
+const TOPIC_WORDS = 8;
 const TOPIC_HAN = 8;
 // Words between a wh word and the aux and near subject after it (coach/detect.go's whGap).
 const WH_GAP = 3;
@@ -30,7 +30,7 @@ const HAN = /\p{Script=Han}/u;
 // resolves to a Script, or null when neither is usable. It never rejects.
 export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
   const lexicon = await loadJSON(fetchFn, storage, LEXICON_URL, LEXICON_KEY, (f) => {
-    if (!f || f.version !== 3 || !f.en || !f.zh) throw new Error('coach: types.json version must be 3');
+    if (!f || f.version !== 4 || !f.en || !f.zh) throw new Error('coach: types.json version must be 4');
     return f;
   });
   return loadJSON(fetchFn, storage, SCRIPTS_URL, CACHE_KEY, (f) => new Script(f, lexicon));
@@ -255,7 +255,8 @@ export class Script {
     if (w.length + han === 0 || w.length > TOPIC_WORDS || han > TOPIC_HAN) return false;
     if (containsAnyPhrase(w, L.en.topic_ack) || anySub(last, L.zh.topic_ack)) return false;
     return containsAnyPhrase(w, L.en.tech) || containsAnyPhrase(w, L.en.coding) || containsAnyPhrase(w, L.en.design) ||
-      anySub(last, L.zh.tech) || anySub(last, L.zh.coding) || anySub(last, L.zh.design);
+      containsAnyPhrase(w, L.en.topic_cue) || anySub(last, L.zh.tech) || anySub(last, L.zh.coding) ||
+      anySub(last, L.zh.design) || anySub(last, L.zh.topic_cue);
   }
 
   // classifyCues applies the rules of coach/classify.go (typeRules), in

@@ -92,7 +92,7 @@ func New(ep Endpoint, hc *http.Client, opts ...Option) *Client {
 		option.WithHeaderDel("OpenAI-Project"),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
-		option.WithMiddleware(errorBodies(ep.APIKey)),
+		option.WithMiddleware(errorBodies(ep.APIKey), inMemoryBody),
 	)
 	stall := ep.StallMS
 	if stall == 0 {

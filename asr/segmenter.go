@@ -1,5 +1,7 @@
 package asr
 
+import "encoding/binary"
+
 // segEvent is an utterance edge found by the segmenter.
 type segEvent struct {
 	opened    bool    // an utterance opened at start; else one closed
@@ -58,24 +60,36 @@ func newSegmenter(cfg Config) *segmenter {
 func (s *segmenter) write(b []byte) []segEvent {
 	s.events = s.events[:0]
 	if s.hasCarry && len(b) > 0 {
-		s.push(int16(uint16(s.carry) | uint16(b[0])<<8))
+		s.fill([]byte{s.carry, b[0]})
 		b, s.hasCarry = b[1:], false
 	}
-	for ; len(b) >= 2; b = b[2:] {
-		s.push(int16(uint16(b[0]) | uint16(b[1])<<8))
-	}
+	b = s.fill(b)
 	if len(b) == 1 {
 		s.carry, s.hasCarry = b[0], true
 	}
 	return s.events
 }
 
-func (s *segmenter) push(sample int16) {
-	s.frame = append(s.frame, sample)
-	if len(s.frame) == FrameSamples {
-		s.process(s.frame)
-		s.frame = s.frame[:0]
+// fill decodes the whole samples of b into frames, a frame at a time,
+// processing each frame it completes, and returns the odd byte left (if
+// any). Decoding in runs, not a sample per call: BenchmarkPipelineFraming
+// 77 → 60 µs per second of audio.
+func (s *segmenter) fill(b []byte) []byte {
+	for len(b) >= 2 {
+		n := min(FrameSamples-len(s.frame), len(b)/2)
+		at := len(s.frame)
+		s.frame = s.frame[:at+n] // within FrameSamples, the frame's capacity
+		f := s.frame[at:]
+		for i := range f {
+			f[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		b = b[2*n:]
+		if len(s.frame) == FrameSamples {
+			s.process(s.frame)
+			s.frame = s.frame[:0]
+		}
 	}
+	return b
 }
 
 // flush ends the input: the partial frame is processed and an open

@@ -95,8 +95,6 @@ func (c *silentConn) Close() error {
 	return c.Conn.Close()
 }
 
-// pipeClient is a WebSocket client over the in-memory network whose reader
-// answers pings and keeps the last message of each type.
 // dialSilent opens a WebSocket to l's server through tr and returns it
 // with its raw connection, whose reads a test can stop.
 func dialSilent(l *pipeListener, tr *http.Transport) (*websocket.Conn, *silentConn, error) {
@@ -112,6 +110,8 @@ func dialSilent(l *pipeListener, tr *http.Transport) (*websocket.Conn, *silentCo
 	return ws, raw, err
 }
 
+// pipeClient is a WebSocket client over the in-memory network whose reader
+// answers pings and keeps the last message of each type.
 type pipeClient struct {
 	ws   *websocket.Conn
 	raw  *silentConn

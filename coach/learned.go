@@ -78,11 +78,12 @@ var model = sync.OnceValue(func() *bayes {
 // bayesAlpha is the additive smoothing of the naive Bayes model.
 const bayesAlpha = 0.3
 
-// classify returns the most probable type of text, and false when the
-// model is missing.
-func (m *bayes) classify(text string) (Type, bool) {
+// classify returns the most probable type of text, its log-odds over
+// Behavioural (0 when it is Behavioural), and false when the model is
+// missing.
+func (m *bayes) classify(text string) (Type, float64, bool) {
 	if m == nil || len(m.types) == 0 {
-		return "", false
+		return "", 0, false
 	}
 	var buf [16]float64
 	scores := append(buf[:0], m.prior...)
@@ -95,13 +96,16 @@ func (m *bayes) classify(text string) (Type, bool) {
 			scores[i] += p
 		}
 	}
-	best := 0
+	best, behavioural := 0, 0
 	for i, s := range scores {
 		if s > scores[best] {
 			best = i
 		}
+		if m.types[i] == Behavioural {
+			behavioural = i
+		}
 	}
-	return m.types[best], true
+	return m.types[best], scores[best] - scores[behavioural], true
 }
 
 // tokens are the naive Bayes features of text: English words and word

@@ -133,29 +133,38 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // hits on the test halves and the final set, none wrong or false; and
 // its topic turns of up to 8 words, with "versus" / 区别 as cues, 8 more
 // right hits on heldout3's dev half, 2 more on the test halves and the
-// final set.
+// final set. "untermed" marks coach's untermedLead and personal (the
+// naive Bayes model may call a question without a technical term
+// technical only at odds of 20 to 1 over behavioural, and never one that
+// asks about the candidate as a person): 21 more right hits on the dev
+// halves, none wrong or false; 10 more and 1 fewer right hits on the test
+// halves and the final set, none wrong, and 3 more false hits.
 var (
 	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
-	// 79.9 / 1.1 / 3.7; 2026-12-03 83.6 / 1.4 / 2.8 (zh 83.1, en 84.1).
+	// 79.9 / 1.1 / 3.7; 2026-12-03 83.6 / 1.4 / 2.8 (zh 83.1, en 84.1);
+	// untermed 86.4 (en 89.8).
 	devFloors = map[string]floors{
-		"all":  {right: 0.83, wrong: 0.015, falseHit: 0.03},
+		"all":  {right: 0.86, wrong: 0.015, falseHit: 0.03},
 		LangZH: {right: 0.825, wrong: 0.015, falseHit: 0.06},
-		LangEN: {right: 0.835, wrong: 0.02, falseHit: 0.005},
+		LangEN: {right: 0.895, wrong: 0.02, falseHit: 0.005},
 	}
 	// test 81.2 / 1.4 / 2.9 (zh 84.1 / 1.6 / 2.0, en 78.3 / 1.1 / 3.8),
-	// from 80.1 / 1.4 / 2.9; 2026-12-03 81.5 / 1.4 / 2.9 (en 78.9).
+	// from 80.1 / 1.4 / 2.9; 2026-12-03 81.5 / 1.4 / 2.9 (en 78.9);
+	// untermed 82.1 / 1.4 / 3.8 (en 80.0 / 1.1 / 5.7: one English
+	// negative more is taken for a behavioural question, and hits).
 	testFloors = map[string]floors{
-		"all":  {right: 0.81, wrong: 0.015, falseHit: 0.03},
+		"all":  {right: 0.815, wrong: 0.015, falseHit: 0.04},
 		LangZH: {right: 0.835, wrong: 0.02, falseHit: 0.025},
-		LangEN: {right: 0.785, wrong: 0.015, falseHit: 0.04},
+		LangEN: {right: 0.795, wrong: 0.015, falseHit: 0.06},
 	}
 	// final 80.8 / 0.4 / 10.7 (zh 81.1 / 0.9 / 11.4, en 80.4 / 0 / 10.0),
 	// from 77.7 / 0.9 / 11.1; 2026-12-03 81.4 / 0.4 / 10.7 (zh 81.6, en
-	// 81.2), 81.6 (en 81.7) with that day's topic turns.
+	// 81.2), 81.6 (en 81.7) with that day's topic turns; untermed 82.5
+	// (en 83.5).
 	finalFloors = map[string]floors{
-		"all":  {right: 0.815, wrong: 0.005, falseHit: 0.11},
+		"all":  {right: 0.82, wrong: 0.005, falseHit: 0.11},
 		LangZH: {right: 0.815, wrong: 0.01, falseHit: 0.12},
-		LangEN: {right: 0.815, wrong: 0.005, falseHit: 0.105},
+		LangEN: {right: 0.83, wrong: 0.005, falseHit: 0.105},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
@@ -163,16 +172,18 @@ var (
 	// / 8.8), from 54.3 / 1.4 / 5.1; third round 54.8 / 1.4 / 4.4 (zh 53.5
 	// / 1.0 / 0); 2026-12-03 55.8 / 1.4 / 4.4 (en 57.9).
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.555, wrong: 0.015, falseHit: 0.045},
+		"all":  {right: 0.565, wrong: 0.015, falseHit: 0.045},
 		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.005},
-		LangEN: {right: 0.575, wrong: 0.02, falseHit: 0.09},
+		LangEN: {right: 0.595, wrong: 0.02, falseHit: 0.09},
 	}
 	// test 50.0 / 2.2 / 2.2 (zh 39.5 / 2.5 / 4.4, en 61.1 / 1.8 / 0), from
-	// 47.4 / 1.3 / 2.2; third round 49.6 / 1.7 / 1.5 (zh 38.7 / 1.7 / 2.9).
+	// 47.4 / 1.3 / 2.2; third round 49.6 / 1.7 / 1.5 (zh 38.7 / 1.7 / 2.9);
+	// untermed 49.1 (en 60.2: one technical question lost its type). Dev
+	// untermed: 56.7 (en 59.8).
 	test2Floors = map[string]floors{
-		"all":  {right: 0.495, wrong: 0.02, falseHit: 0.02},
+		"all":  {right: 0.49, wrong: 0.02, falseHit: 0.02},
 		LangZH: {right: 0.385, wrong: 0.02, falseHit: 0.03},
-		LangEN: {right: 0.61, wrong: 0.02, falseHit: 0.005},
+		LangEN: {right: 0.60, wrong: 0.02, falseHit: 0.005},
 	}
 	// heldout3 (interviewer turns from whole mock-interview transcripts,
 	// labelled by meaning afterwards; many terse topic-only turns, "ACID"):
@@ -183,31 +194,33 @@ var (
 	// en 72.0 / 1.6 / 5.4: "…你还有问题吗, actually we're out of time…"
 	// asks now, and hits); test unchanged. With the topic turns of that
 	// day: dev 75.4 / 0.8 / 5.6 (zh 73.2, en 77.6), test 69.1 / 0.4 / 3.3
-	// (en 64.1).
+	// (en 64.1). Untermed: dev 77.8 / 0.8 / 5.6 (zh 74.0, en 81.6), test
+	// 69.9 (en 65.6).
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.75, wrong: 0.01, falseHit: 0.06},
+		"all":  {right: 0.775, wrong: 0.01, falseHit: 0.06},
 		LangZH: {right: 0.73, wrong: 0.005, falseHit: 0.06},
-		LangEN: {right: 0.775, wrong: 0.02, falseHit: 0.055},
+		LangEN: {right: 0.815, wrong: 0.02, falseHit: 0.055},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.69, wrong: 0.005, falseHit: 0.035},
+		"all":  {right: 0.695, wrong: 0.005, falseHit: 0.035},
 		LangZH: {right: 0.745, wrong: 0.005, falseHit: 0.05},
-		LangEN: {right: 0.64, wrong: 0.01, falseHit: 0.02},
+		LangEN: {right: 0.655, wrong: 0.01, falseHit: 0.02},
 	}
 	// heldout4 (written intent first; see TestHeldout4Dev): dev 82.5 / 0.5
 	// / 4.0 (zh 85.0 / 0 / 0, en 80.0 / 1.0 / 8.0), from 81.5 / 1.0 / 6.0;
 	// test 75.0 / 0.5 / 3.0 (zh 77.0 / 1.0 / 6.0, en 73.0 / 0 / 0), from
 	// 72.0 / 0.5 / 5.0. 2026-12-03: dev 83.5 / 0.5 / 4.0 (zh 86.0, en
-	// 81.0); test unchanged.
+	// 81.0); test unchanged. Untermed: dev 84.0 (zh 87.0, en 81.0), test
+	// 76.0 (zh 78.0, en 74.0).
 	dev4Floors = map[string]floors{
-		"all":  {right: 0.83, wrong: 0.01, falseHit: 0.045},
-		LangZH: {right: 0.855, wrong: 0.005, falseHit: 0.005},
+		"all":  {right: 0.835, wrong: 0.01, falseHit: 0.045},
+		LangZH: {right: 0.865, wrong: 0.005, falseHit: 0.005},
 		LangEN: {right: 0.805, wrong: 0.015, falseHit: 0.085},
 	}
 	test4Floors = map[string]floors{
-		"all":  {right: 0.745, wrong: 0.01, falseHit: 0.035},
+		"all":  {right: 0.755, wrong: 0.01, falseHit: 0.035},
 		LangZH: {right: 0.765, wrong: 0.015, falseHit: 0.065},
-		LangEN: {right: 0.725, wrong: 0.005, falseHit: 0.005},
+		LangEN: {right: 0.735, wrong: 0.005, falseHit: 0.005},
 	}
 	// heldout5 (bank-blind whole interviews; see TestHeldout5Dev): dev 42.3
 	// / 5.1 / 4.1 (zh 46.7 / 8.9 / 6.1, en 36.4 / 0 / 2.4), from 38.5 / 5.1
@@ -215,16 +228,17 @@ var (
 	// / 7.9 / 7.1 (zh 36.4 / 2.3 / 9.7, en 37.5 / 15.6 / 4.8), from 36.8 /
 	// 9.2 / 11.3, third round 36.8 / 7.9 / 6.7 (zh 36.4 / 2.3 / 8.8).
 	// 2026-12-03: dev 43.6 / 2.6 / 4.1 (en 39.4), test 38.2 / 7.9 / 6.7
-	// (zh 38.6).
+	// (zh 38.6). Untermed: dev 44.9 (en 42.4), test 38.2 / 7.9 / 7.1 (en
+	// 37.5 / 15.6 / 5.6).
 	dev5Floors = map[string]floors{
 		"all":  {right: 0.435, wrong: 0.03, falseHit: 0.045},
 		LangZH: {right: 0.465, wrong: 0.045, falseHit: 0.065},
 		LangEN: {right: 0.39, wrong: 0.005, falseHit: 0.025},
 	}
 	test5Floors = map[string]floors{
-		"all":  {right: 0.38, wrong: 0.08, falseHit: 0.07},
+		"all":  {right: 0.38, wrong: 0.08, falseHit: 0.075},
 		LangZH: {right: 0.385, wrong: 0.025, falseHit: 0.09},
-		LangEN: {right: 0.37, wrong: 0.16, falseHit: 0.05},
+		LangEN: {right: 0.37, wrong: 0.16, falseHit: 0.06},
 	}
 	// heldout6 (bank-blind interview guides said live; see
 	// TestHeldout6Dev), scored first with the second round's rule: dev
@@ -232,16 +246,17 @@ var (
 	// 36.3 / 8.8 / 3.8 (zh 43.1 / 13.7 / 6.1, en 29.4 / 3.9 / 1.5). Third
 	// round: dev 33.3 / 4.9 / 7.2 (zh 33.3 / 3.9 / 11.6); test 35.3 / 8.8 /
 	// 3.0 (zh 41.2 / 13.7 / 4.5). 2026-12-03: dev unchanged, test 37.3 /
-	// 8.8 / 3.0 (en 33.3 / 3.9 / 1.5).
+	// 8.8 / 3.0 (en 33.3 / 3.9 / 1.5). Untermed: dev 34.3 (zh 35.3), test
+	// 37.3 / 8.8 / 3.8 (en 33.3 / 3.9 / 3.0).
 	dev6Floors = map[string]floors{
 		"all":  {right: 0.33, wrong: 0.05, falseHit: 0.075},
 		LangZH: {right: 0.33, wrong: 0.04, falseHit: 0.12},
 		LangEN: {right: 0.33, wrong: 0.06, falseHit: 0.03},
 	}
 	test6Floors = map[string]floors{
-		"all":  {right: 0.37, wrong: 0.09, falseHit: 0.035},
+		"all":  {right: 0.37, wrong: 0.09, falseHit: 0.04},
 		LangZH: {right: 0.41, wrong: 0.14, falseHit: 0.05},
-		LangEN: {right: 0.33, wrong: 0.04, falseHit: 0.02},
+		LangEN: {right: 0.33, wrong: 0.04, falseHit: 0.035},
 	}
 )
 

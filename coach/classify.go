@@ -49,7 +49,10 @@ func Prepare() { model() }
 // candidate's own experience); any other question or request is
 // behavioural, and text that asks nothing is a statement. A turn that
 // greets or checks in before a question of its own is typed by that
-// question (see askedPart).
+// question (see askedPart). Where the rules are not precise, the naive
+// Bayes model decides, but it may call technical a question that names no
+// technical term only at odds of untermedLead, and never one that asks
+// about the candidate as a person (personal).
 func Classify(text, lang string) Type {
 	text, c := askedPart(text)
 	r := rulesType(c)

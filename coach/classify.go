@@ -379,7 +379,7 @@ var (
 	topicCueEN = phrases(strings.Fields("versus vs"))
 	topicCueZH = strings.Fields("区别 对比")
 
-	requestZH = strings.Fields("讲一次 讲一个 讲个 说一个 说一次 说个 举个 举一个 用三个词 给自己 带我们 带我过 说点 挑一个 分享一次 分享一个 描述一次 聊一次 聊一个 谈一次 谈一个 列举")
+	requestZH = strings.Fields("说说你 你先说说 聊聊你 你先聊聊 我们先聊聊 谈谈你 讲讲你 讲一次 讲一个 讲个 说一个 说一次 说个 举个 举一个 用三个词 给自己 带我们 带我过 说点 挑一个 分享一次 分享一个 描述一次 聊一次 聊一个 谈一次 谈一个 列举")
 
 	// addressEN and addressZH address the candidate.
 	addressEN = phrases(strings.Split("your|yours|yourself|you've|you'd|you're", "|"))

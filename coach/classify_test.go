@@ -174,6 +174,10 @@ func TestClassifyAfterSmallTalk(t *testing.T) {
 		{"Hi! nice to meet you, how are you", "en", Smalltalk},
 		{"你好 能听到吗", "zh", Smalltalk},
 		{"喂 你好 我这边有点卡 你那边网络不好吗", "zh", Smalltalk},
+		// 说说你 / 先聊聊 ask after a check-in; 跟你说说 is the interviewer's own talk
+		{"喂 你好 能听到吗 好 那你先说说你自己吧", "zh", Behavioural},
+		{"你好你好 听得清吧 行 我们先聊聊你为什么想换工作", "zh", Behavioural},
+		{"你好 我先跟你说说我们这边的情况", "zh", Smalltalk},
 		// words that hold a cue's characters but mean something else
 		{"信号量和互斥锁有什么区别", "zh", Concept},
 		{"网络分区是什么意思", "zh", Concept},

@@ -57,7 +57,7 @@ var coachParityInputs = []string{
 	"Hi, nice to meet you. Let's start, tell me about yourself.", "喂 能听到吗 好 那我们先聊技术 进程和线程有什么区别",
 	"Hey, can you hear me? Is the video frozen?", "Can you hear Ravi okay? His mic is a bit quiet.",
 	"你好你好 不用紧张 先讲一个你最有成就感的项目", "信号量和互斥锁有什么区别", "网络分区是什么意思",
-	"Hi! nice to meet you, how are you",
+	"Hi! nice to meet you, how are you", "喂 你好 能听到吗 好 那你先说说你自己吧", "你好 我先跟你说说我们这边的情况",
 	// polite and scorecard asks
 	"I'd be curious to hear what drew you to backend work.", "Next on my list: a time you missed a deadline.",
 	"let's design a chat app for a small team",

@@ -206,6 +206,7 @@ func TestTechnicalNeedsATermOrOdds(t *testing.T) {
 		{"How would your manager describe you", Behavioural},
 		{"How would you describe your leadership style", Behavioural},
 		{"How would you handle a teammate who keeps missing deadlines", Behavioural},
+		// the model agrees with the rules here; it must go on agreeing
 		{"你的同事会怎么评价你", Behavioural},
 		// technical, by a rule or a term
 		{"How would you find the shortest path in a maze", Coding},

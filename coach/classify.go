@@ -318,6 +318,9 @@ var typeRules = []typeRule{
 
 // The lexicon, read-only. English entries are word sequences matched
 // anywhere in the utterance; Chinese entries are substrings.
+// backRefWordsEN is backRefEN's phrases, which projectTechEN shares.
+const backRefWordsEN = "you mentioned|you just mentioned|you said|you just said|you talked about|you brought up|you described|earlier you|going back to|back to your"
+
 var (
 	smalltalkEN = phrases(strings.Split("hows it going|good weekend|ready to get started|grab lunch|need a minute|a good time|coming through|your week|hear me|can you hear|you hear me|hear you|see my screen|see me okay|see me ok|my screen|your audio|my audio|your mic|my mic|on mute|muted|your camera|the connection|connection okay|how's your day|how is your day|how's it going|how is it going|how are you doing|how are you today|how have you been|how was your weekend|how's your week|the weather|find us okay|find the office|get here okay|nice to meet you|good to meet you|can you see|are you there|still there|lagging|breaking up|cut out|good morning|good afternoon|grab a coffee|some water", "|"))
 	smalltalkZH = strings.Fields("喝口水 链接能打开 在吗 紧张 放松 状态怎么样 听得见 听得到 听清 听见 能听到 声音 网络不好 网络不太好 网络有点 网络不稳 网络卡 卡了 卡顿 信号不好 信号不太好 没信号 信号差 麦克风 静音 摄像头 屏幕共享 看得到我 看得见我 共享屏幕 吃饭了 吃了吗 天气 最近怎么样 今天怎么样 过得怎么样 今天过得 路上 好找吗 辛苦了 你好 早上好 下午好 还在吗 断断续续 声音断了 网络断了 喝点水")
@@ -338,13 +341,18 @@ var (
 	designEN = phrases(strings.Split("u design|would you build|you build a|a system like|service like|like dropbox|like instagram|like twitter|design a|design an|design the|design your own|design something|designing a|how would you design|how do you design|how would you architect|architect a|build a system|build a service|system design|design for|scale to|scale it to|millions of users|million users|high level design|high-level design|url shortener|rate limiter|news feed|chat system|notification system|distributed cache|key value store|key-value store|load balancer for|ride sharing|payment system|ticketing system|web crawler|search autocomplete|design twitter|design youtube|design uber", "|"))
 	designZH = strings.Fields("做个设计 一个类似 设计一下 设计一个 设计一套 设计个 怎么设计 如何设计 系统设计 架构设计 你会怎么架构 高并发 千万 百万 亿级 短链 限流器 秒杀 消息推送 推送系统 聊天系统 分布式缓存 网约车 支付系统 爬虫 排行榜 抢红包 订单系统")
 
+	// backRefEN and backRefZH point back at something the candidate said
+	// ("you mentioned", "你刚才"): a follow-up, whatever it asks.
+	backRefEN = phrases(strings.Split(backRefWordsEN, "|"))
+	backRefZH = strings.Fields("你刚才 你刚刚 刚才你 刚刚你 你提到 你说到 你说的 你讲的")
+
 	// projectEN asks about the candidate's own work; projectTechEN asks
 	// about it only together with a technical term ("why did you use
 	// Kafka?").
 	projectEN     = phrases(strings.Split("that feature|that app|that architecture|that service|that system|that engine|that migration|that pipeline|that integration|that tool|this feature|you drew|your last project|your thesis|your specific contribution|on your resume you|in your project|on your project|for your project|in that project|on that project|in this project|in your system|in that system|your architecture|your implementation|your pipeline", "|"))
-	projectTechEN = phrases(strings.Split("you mentioned|you just mentioned|you said|you just said|you talked about|you brought up|you described|earlier you|going back to|back to your|on your resume|your resume says|why did you|why did your team|why'd you|how did you|what did you|did you use|did you choose|did you pick|did you consider|did you go with|were you using|are you using|you used|you chose|your choice|your design|your service|your solution|your team's", "|"))
+	projectTechEN = phrases(strings.Split(backRefWordsEN+"|on your resume|your resume says|why did you|why did your team|why'd you|how did you|what did you|did you use|did you choose|did you pick|did you consider|did you go with|were you using|are you using|you used|you chose|your choice|your design|your service|your solution|your team's", "|"))
 	projectZH     = strings.Fields("你们的 你们那个 你们项目 这个项目 那个项目 这个数据 你刚才说 你说的那个 上线之后 你们团队当时 你的项目里 你的项目中 你们项目里 你们的项目里 你们的系统里 你们系统里 你们的架构")
-	projectTechZH = strings.Fields("你刚才 你刚刚 刚才你 刚刚你 你提到 你说到 你说的 你讲的 项目里 项目中 你们当时 你们为什么 你们怎么 你们用 简历上写 你的方案 你的设计 为什么选 为什么用 为什么要用 当时为什么 怎么选 选型 你用了 你用的 你们选 有没有考虑")
+	projectTechZH = append(slices.Clip(backRefZH), strings.Fields("项目里 项目中 你们当时 你们为什么 你们怎么 你们用 简历上写 你的方案 你的设计 为什么选 为什么用 为什么要用 当时为什么 怎么选 选型 你用了 你用的 你们选 有没有考虑")...)
 
 	conceptEN = phrases(strings.Split("what is a|what is an|what is the difference|what's the difference|what are the differences|difference between|differences between|what does it mean|what do you mean by|explain how|how does a|how does an|how does the|what happens when|pros and cons of|definition of|define", "|"))
 	// conceptFirstEN and conceptFirstZH ask how something works, before
@@ -414,3 +422,15 @@ func aboutUs(text string) bool {
 
 // fillerWords open a spoken sentence without changing what it says.
 var fillerWords = []string{"so", "ok", "okay", "um", "uh", "well", "right", "great", "cool", "yeah", "and", "alright"}
+
+// AboutThePerson reports whether text asks about the candidate as a
+// person in the words of behavioural interviews (personal), without
+// pointing back at something the candidate said (backRefEN, backRefZH)
+// or asking about their team's ways (你们): template recall then looks
+// for a behavioural template under its usual rule even where the type
+// is a follow-up or a statement ("对你来说，怎么样才算职业上成功了").
+func AboutThePerson(text string) bool {
+	_, c := askedPart(text)
+	return personal(c) && !containsAnySubstring(c.text, backRefZH) &&
+		!strings.Contains(c.text, "你们") && !containsAnyPhrase(c.words, backRefEN)
+}

@@ -243,3 +243,24 @@ func TestTopicTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestAboutThePerson: a question about the candidate as a person, in
+// behavioural words, is one whatever its type; one that points back at
+// the candidate's words or asks about their team's ways is a follow-up.
+func TestAboutThePerson(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"你和同事有过分歧吗，最后怎么解决的":                                           true,
+		"How would your teammates describe you?":                      true,
+		"On that project, what did your manager say about your work?": true,
+		"你刚才说跟同事有冲突，后来怎么样了":                                           false,
+		"你们组里同事之间的反馈一般怎么给":                                            false,
+		"You mentioned a conflict with a teammate. How did it end?":   false,
+		"Why did you pick Kafka for the pipeline?":                    false,
+		"你们的数据库隔离级别是什么":                                               false,
+	} {
+		if got := AboutThePerson(text); got != want {
+			t.Errorf("AboutThePerson(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

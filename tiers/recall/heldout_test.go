@@ -138,32 +138,37 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // technical only at odds of 20 to 1 over behavioural, and never one that
 // asks about the candidate as a person): 21 more right hits on the dev
 // halves, none wrong or false; 10 more and 1 fewer right hits on the test
-// halves and the final set, none wrong, and 3 more false hits.
+// halves and the final set, none wrong, and 3 more false hits. "Person"
+// marks coach.AboutThePerson (a follow-up or statement that asks about
+// the candidate as a person takes the usual rule, not the follow rule): 7
+// more right hits on the dev halves, none wrong or false; 8 more right
+// hits on the test halves and the final set, none wrong, 1 more false.
 var (
 	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
 	// 79.9 / 1.1 / 3.7; 2026-12-03 83.6 / 1.4 / 2.8 (zh 83.1, en 84.1);
-	// untermed 86.4 (en 89.8).
+	// untermed 86.4 (en 89.8); person 87.2 (zh 84.7).
 	devFloors = map[string]floors{
-		"all":  {right: 0.86, wrong: 0.015, falseHit: 0.03},
-		LangZH: {right: 0.825, wrong: 0.015, falseHit: 0.06},
+		"all":  {right: 0.87, wrong: 0.015, falseHit: 0.03},
+		LangZH: {right: 0.845, wrong: 0.015, falseHit: 0.06},
 		LangEN: {right: 0.895, wrong: 0.02, falseHit: 0.005},
 	}
 	// test 81.2 / 1.4 / 2.9 (zh 84.1 / 1.6 / 2.0, en 78.3 / 1.1 / 3.8),
 	// from 80.1 / 1.4 / 2.9; 2026-12-03 81.5 / 1.4 / 2.9 (en 78.9);
 	// untermed 82.1 / 1.4 / 3.8 (en 80.0 / 1.1 / 5.7: one English
-	// negative more is taken for a behavioural question, and hits).
+	// negative more is taken for a behavioural question, and hits); person
+	// 82.4 (zh 84.6).
 	testFloors = map[string]floors{
-		"all":  {right: 0.815, wrong: 0.015, falseHit: 0.04},
+		"all":  {right: 0.82, wrong: 0.015, falseHit: 0.04},
 		LangZH: {right: 0.835, wrong: 0.02, falseHit: 0.025},
 		LangEN: {right: 0.795, wrong: 0.015, falseHit: 0.06},
 	}
 	// final 80.8 / 0.4 / 10.7 (zh 81.1 / 0.9 / 11.4, en 80.4 / 0 / 10.0),
 	// from 77.7 / 0.9 / 11.1; 2026-12-03 81.4 / 0.4 / 10.7 (zh 81.6, en
 	// 81.2), 81.6 (en 81.7) with that day's topic turns; untermed 82.5
-	// (en 83.5).
+	// (en 83.5); person 83.2 / 0.4 / 11.1 (zh 82.9 / 0.9 / 12.3).
 	finalFloors = map[string]floors{
-		"all":  {right: 0.82, wrong: 0.005, falseHit: 0.11},
-		LangZH: {right: 0.815, wrong: 0.01, falseHit: 0.12},
+		"all":  {right: 0.83, wrong: 0.005, falseHit: 0.115},
+		LangZH: {right: 0.825, wrong: 0.01, falseHit: 0.125},
 		LangEN: {right: 0.83, wrong: 0.005, falseHit: 0.105},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
@@ -172,15 +177,16 @@ var (
 	// / 8.8), from 54.3 / 1.4 / 5.1; third round 54.8 / 1.4 / 4.4 (zh 53.5
 	// / 1.0 / 0); 2026-12-03 55.8 / 1.4 / 4.4 (en 57.9).
 	dev2Floors = map[string]floors{
-		"all":  {right: 0.565, wrong: 0.015, falseHit: 0.045},
-		LangZH: {right: 0.53, wrong: 0.015, falseHit: 0.005},
+		"all":  {right: 0.57, wrong: 0.015, falseHit: 0.045},
+		LangZH: {right: 0.55, wrong: 0.015, falseHit: 0.005},
 		LangEN: {right: 0.595, wrong: 0.02, falseHit: 0.09},
 	}
 	// test 50.0 / 2.2 / 2.2 (zh 39.5 / 2.5 / 4.4, en 61.1 / 1.8 / 0), from
 	// 47.4 / 1.3 / 2.2; third round 49.6 / 1.7 / 1.5 (zh 38.7 / 1.7 / 2.9);
 	// untermed 49.1 (en 60.2: one technical question lost its type). Dev
 	// untermed: 56.7 (en 59.8); 57.2 (zh 54.5) once 说说你 and 先聊聊 ask
-	// after a check-in (test unchanged).
+	// after a check-in (test unchanged); person: dev 57.7 (zh 55.4), test
+	// unchanged.
 	test2Floors = map[string]floors{
 		"all":  {right: 0.49, wrong: 0.02, falseHit: 0.02},
 		LangZH: {right: 0.385, wrong: 0.02, falseHit: 0.03},
@@ -196,32 +202,34 @@ var (
 	// asks now, and hits); test unchanged. With the topic turns of that
 	// day: dev 75.4 / 0.8 / 5.6 (zh 73.2, en 77.6), test 69.1 / 0.4 / 3.3
 	// (en 64.1). Untermed: dev 77.8 / 0.8 / 5.6 (zh 74.0, en 81.6), test
-	// 69.9 (en 65.6); dev 78.2 (zh 74.8) with 说说你 and 先聊聊.
+	// 69.9 (en 65.6); dev 78.2 (zh 74.8) with 说说你 and 先聊聊. Person: dev
+	// 78.6 (zh 75.6), test 70.7 (zh 75.4, en 66.4).
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.775, wrong: 0.01, falseHit: 0.06},
-		LangZH: {right: 0.73, wrong: 0.005, falseHit: 0.06},
+		"all":  {right: 0.78, wrong: 0.01, falseHit: 0.06},
+		LangZH: {right: 0.75, wrong: 0.005, falseHit: 0.06},
 		LangEN: {right: 0.815, wrong: 0.02, falseHit: 0.055},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.695, wrong: 0.005, falseHit: 0.035},
-		LangZH: {right: 0.745, wrong: 0.005, falseHit: 0.05},
-		LangEN: {right: 0.655, wrong: 0.01, falseHit: 0.02},
+		"all":  {right: 0.70, wrong: 0.005, falseHit: 0.035},
+		LangZH: {right: 0.75, wrong: 0.005, falseHit: 0.05},
+		LangEN: {right: 0.66, wrong: 0.01, falseHit: 0.02},
 	}
 	// heldout4 (written intent first; see TestHeldout4Dev): dev 82.5 / 0.5
 	// / 4.0 (zh 85.0 / 0 / 0, en 80.0 / 1.0 / 8.0), from 81.5 / 1.0 / 6.0;
 	// test 75.0 / 0.5 / 3.0 (zh 77.0 / 1.0 / 6.0, en 73.0 / 0 / 0), from
 	// 72.0 / 0.5 / 5.0. 2026-12-03: dev 83.5 / 0.5 / 4.0 (zh 86.0, en
 	// 81.0); test unchanged. Untermed: dev 84.0 (zh 87.0, en 81.0), test
-	// 76.0 (zh 78.0, en 74.0).
+	// 76.0 (zh 78.0, en 74.0). Person: dev 85.0 (zh 88.0, en 82.0), test
+	// 77.0 (zh 78.0, en 76.0).
 	dev4Floors = map[string]floors{
-		"all":  {right: 0.835, wrong: 0.01, falseHit: 0.045},
-		LangZH: {right: 0.865, wrong: 0.005, falseHit: 0.005},
-		LangEN: {right: 0.805, wrong: 0.015, falseHit: 0.085},
+		"all":  {right: 0.845, wrong: 0.01, falseHit: 0.045},
+		LangZH: {right: 0.875, wrong: 0.005, falseHit: 0.005},
+		LangEN: {right: 0.815, wrong: 0.015, falseHit: 0.085},
 	}
 	test4Floors = map[string]floors{
-		"all":  {right: 0.755, wrong: 0.01, falseHit: 0.035},
-		LangZH: {right: 0.765, wrong: 0.015, falseHit: 0.065},
-		LangEN: {right: 0.735, wrong: 0.005, falseHit: 0.005},
+		"all":  {right: 0.765, wrong: 0.01, falseHit: 0.035},
+		LangZH: {right: 0.775, wrong: 0.015, falseHit: 0.065},
+		LangEN: {right: 0.755, wrong: 0.005, falseHit: 0.005},
 	}
 	// heldout5 (bank-blind whole interviews; see TestHeldout5Dev): dev 42.3
 	// / 5.1 / 4.1 (zh 46.7 / 8.9 / 6.1, en 36.4 / 0 / 2.4), from 38.5 / 5.1

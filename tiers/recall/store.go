@@ -31,7 +31,8 @@ import (
 // statement that still asks is searched among the behavioural templates
 // under a stricter rule of its own (follow): the classifier calls many
 // behavioural questions with context ("you said you'd like to be a staff
-// engineer, what's your plan?") a follow-up. A doubtful template is worse
+// engineer, what's your plan?") a follow-up, unless it asks about the
+// candidate as a person (ruleFor). A doubtful template is worse
 // than the coach, because the candidate reads an answer to another
 // question. The values were calibrated on the dev halves only
 // (testdata/heldout*_dev.yaml; TestCalibration prints the sweep); the test
@@ -238,6 +239,19 @@ func family(t coach.Type) (kind string, ok bool) {
 // follow reports whether type t takes the follow rule (see wholeTurn).
 func follow(t coach.Type) bool { return t == coach.Project || t == coach.Remark }
 
+// ruleFor returns the type whose decision rule applies to text of type t:
+// a follow-up or statement that asks about the candidate as a person
+// (coach.AboutThePerson: "那个项目做完以后，你的领导怎么评价你的") takes the
+// behavioural rule, not the follow rule. On the dev halves 7 more right
+// hits and no more wrong or false ones; on the test halves and the final
+// set, scored once after it, 8 more right hits and 1 more false one.
+func ruleFor(t coach.Type, text string) coach.Type {
+	if follow(t) && coach.AboutThePerson(text) {
+		return coach.Behavioural
+	}
+	return t
+}
+
 func collectionKey(lang, kind string) string { return lang + "/" + kind }
 
 // NewStore builds a Store on b's wordings (canonical and paraphrases),
@@ -369,7 +383,8 @@ func (s *Store) match(ctx context.Context, text, lang, seniority string, dense *
 	var id string
 	var sim, margin float64
 	ok = false
-	if !follow(best.Type) { // the embedding server's rule is calibrated on the question types only
+	rule := ruleFor(best.Type, text)
+	if !follow(rule) { // the embedding server's rule is calibrated on the question types only
 		id, sim, margin, ok = dense.nearestOr(ctx, s.bank, text, script, kind)
 	}
 	if ok {
@@ -379,7 +394,7 @@ func (s *Store) match(ctx context.Context, text, lang, seniority string, dense *
 		var ev evidence
 		id, ev = s.nearest(s.cols[collectionKey(script, kind)], text)
 		sim, margin = ev.sim, ev.lead
-		best.Hit = id != "" && s.hit(script, best.Type, ev)
+		best.Hit = id != "" && s.hit(script, rule, ev)
 	}
 	best.TemplateID = id
 	best.Similarity = math.Round(sim*similarityDigits) / similarityDigits

@@ -343,3 +343,32 @@ func TestSelfRetrieval(t *testing.T) {
 		t.Errorf("canonical wordings in the other session language: %v, want at least 90%%", cross)
 	}
 }
+
+// TestPersonalFollowUps: a question the classifier types a follow-up on
+// the candidate's project but that asks about them as a person
+// (coach.AboutThePerson) gets its behavioural template under the usual
+// rule; one that points back at what the candidate said keeps the
+// stricter follow rule.
+func TestPersonalFollowUps(t *testing.T) {
+	t.Parallel()
+	s, err := NewStore(realBank(t), Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"那个项目做完以后，你的领导怎么评价你的", "strengths-03"},
+		{"你说服领导接受你的想法，有过吗，怎么做的", "leadership-11"},
+		{"你刚才说你说服过领导接受你的想法，怎么做的", ""},
+	} {
+		m, err := s.Match(t.Context(), c.text, LangZH, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Type != coach.Project {
+			t.Errorf("%q: typed %s; the case needs a follow-up", c.text, m.Type)
+		}
+		if got := map[bool]string{true: m.TemplateID}[m.Hit]; got != c.want {
+			t.Errorf("%q: hit %q (nearest %s at %.3f), want %q", c.text, got, m.TemplateID, m.Similarity, c.want)
+		}
+	}
+}

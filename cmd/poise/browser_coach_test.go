@@ -75,6 +75,12 @@ var coachParityInputs = []string{
 	// interviewer gives themself
 	"Containers versus virtual machines", "B+ 树和 LSM 树 区别", "Okay coding-ish. Lowest common ancestor in a binary tree",
 	"Number of islands in a grid", "最长递增子序列", "Let me paste the problem into the chat.",
+	// kindly, numbered scorecard items, imperatives, 咋, 说下 and 给定 ask;
+	// "given that", "kindly note", 不咋 and 我先说下 do not
+	"kindly explain how your team ships a release", "question three describe a project you are proud of",
+	"given coordinates of points find the closest pair", "given that we are short on time we will skip the design part",
+	"kindly note the office is closed on fridays", "这个接口慢了你一般咋排查", "我们这边加班不咋多", "你说下这个模块的思路",
+	"我先说下今天的安排", "给定一个字符串 找出最长的不重复子串",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run

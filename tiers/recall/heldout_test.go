@@ -143,6 +143,11 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 // the candidate as a person takes the usual rule, not the follow rule): 7
 // more right hits on the dev halves, none wrong or false; 8 more right
 // hits on the test halves and the final set, none wrong, 1 more false.
+// "Asks" marks the question rules heldout7's dev half showed missing
+// (kindly, numbered scorecard items, imperatives such as compute and
+// given, 咋, 说下, 给定): 15 more right hits on heldout7's dev half, every
+// other dev half unchanged; 8 more right hits on the test halves and the
+// final set, and 1 more false hit (heldout3's).
 var (
 	// dev 82.5 / 1.4 / 2.8 (zh 82.0 / 1.1 / 5.7, en 83.0 / 1.7 / 0), from
 	// 79.9 / 1.1 / 3.7; 2026-12-03 83.6 / 1.4 / 2.8 (zh 83.1, en 84.1);
@@ -165,11 +170,12 @@ var (
 	// final 80.8 / 0.4 / 10.7 (zh 81.1 / 0.9 / 11.4, en 80.4 / 0 / 10.0),
 	// from 77.7 / 0.9 / 11.1; 2026-12-03 81.4 / 0.4 / 10.7 (zh 81.6, en
 	// 81.2), 81.6 (en 81.7) with that day's topic turns; untermed 82.5
-	// (en 83.5); person 83.2 / 0.4 / 11.1 (zh 82.9 / 0.9 / 12.3).
+	// (en 83.5); person 83.2 / 0.4 / 11.1 (zh 82.9 / 0.9 / 12.3); asks
+	// 84.3 (zh 84.2, en 84.4).
 	finalFloors = map[string]floors{
-		"all":  {right: 0.83, wrong: 0.005, falseHit: 0.115},
-		LangZH: {right: 0.825, wrong: 0.01, falseHit: 0.125},
-		LangEN: {right: 0.83, wrong: 0.005, falseHit: 0.105},
+		"all":  {right: 0.84, wrong: 0.005, falseHit: 0.115},
+		LangZH: {right: 0.84, wrong: 0.01, falseHit: 0.125},
+		LangEN: {right: 0.84, wrong: 0.005, falseHit: 0.105},
 	}
 	// heldout2 (whole interviewer turns: acknowledgements, domain nouns,
 	// unpunctuated run-ons; 119 unbanked technical questions among the
@@ -203,15 +209,16 @@ var (
 	// day: dev 75.4 / 0.8 / 5.6 (zh 73.2, en 77.6), test 69.1 / 0.4 / 3.3
 	// (en 64.1). Untermed: dev 77.8 / 0.8 / 5.6 (zh 74.0, en 81.6), test
 	// 69.9 (en 65.6); dev 78.2 (zh 74.8) with 说说你 and 先聊聊. Person: dev
-	// 78.6 (zh 75.6), test 70.7 (zh 75.4, en 66.4).
+	// 78.6 (zh 75.6), test 70.7 (zh 75.4, en 66.4). Asks: test 70.7 / 0.4 /
+	// 4.1 (zh 75.4 / 0 / 6.5: one Chinese negative more asks, and hits).
 	dev3Floors = map[string]floors{
 		"all":  {right: 0.78, wrong: 0.01, falseHit: 0.06},
 		LangZH: {right: 0.75, wrong: 0.005, falseHit: 0.06},
 		LangEN: {right: 0.815, wrong: 0.02, falseHit: 0.055},
 	}
 	test3Floors = map[string]floors{
-		"all":  {right: 0.70, wrong: 0.005, falseHit: 0.035},
-		LangZH: {right: 0.75, wrong: 0.005, falseHit: 0.05},
+		"all":  {right: 0.70, wrong: 0.005, falseHit: 0.045},
+		LangZH: {right: 0.75, wrong: 0.005, falseHit: 0.07},
 		LangEN: {right: 0.66, wrong: 0.01, falseHit: 0.02},
 	}
 	// heldout4 (written intent first; see TestHeldout4Dev): dev 82.5 / 0.5
@@ -261,6 +268,21 @@ var (
 		"all":  {right: 0.33, wrong: 0.05, falseHit: 0.075},
 		LangZH: {right: 0.33, wrong: 0.04, falseHit: 0.12},
 		LangEN: {right: 0.33, wrong: 0.06, falseHit: 0.03},
+	}
+	// heldout7 (the final set's process, other writers; see
+	// TestHeldout7Dev): its dev half scored first with the person rule,
+	// 47.7 / 1.9 / 3.3 (zh 48.1 / 2.8 / 6.7, en 47.2 / 0.9 / 0); asks 54.7 /
+	// 1.9 / 3.3 (zh 51.9, en 57.4). Its test half, scored once after
+	// that: 55.7 / 1.9 / 6.0 (zh 56.2 / 1.0 / 9.8, en 55.1 / 2.8 / 2.4).
+	dev7Floors = map[string]floors{
+		"all":  {right: 0.54, wrong: 0.02, falseHit: 0.035},
+		LangZH: {right: 0.515, wrong: 0.03, falseHit: 0.07},
+		LangEN: {right: 0.57, wrong: 0.01, falseHit: 0.005},
+	}
+	test7Floors = map[string]floors{
+		"all":  {right: 0.55, wrong: 0.02, falseHit: 0.065},
+		LangZH: {right: 0.56, wrong: 0.015, falseHit: 0.10},
+		LangEN: {right: 0.545, wrong: 0.03, falseHit: 0.025},
 	}
 	test6Floors = map[string]floors{
 		"all":  {right: 0.37, wrong: 0.09, falseHit: 0.04},
@@ -384,3 +406,14 @@ func TestHeldout6Dev(t *testing.T) { testHeldout(t, "heldout6_dev.yaml", dev6Flo
 // TestHeldout6Test scores testdata/heldout6_test.yaml, the other half:
 // aggregates only.
 func TestHeldout6Test(t *testing.T) { testHeldout(t, "heldout6_test.yaml", test6Floors, false) }
+
+// TestHeldout7Dev scores testdata/heldout7_dev.yaml, the dev half of a
+// seventh set written by the final set's process (one live interviewer
+// persona per utterance, as a recognizer transcribes it) by other
+// writers, printing its misses: the final set's figures can then be read
+// beside a dev half of its own kind.
+func TestHeldout7Dev(t *testing.T) { testHeldout(t, "heldout7_dev.yaml", dev7Floors, true) }
+
+// TestHeldout7Test scores testdata/heldout7_test.yaml, the other half:
+// aggregates only.
+func TestHeldout7Test(t *testing.T) { testHeldout(t, "heldout7_test.yaml", test7Floors, false) }

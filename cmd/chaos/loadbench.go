@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/poise-dev/poise/cmd/loadgen/load"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 )
 
 // The load benchmark: the simulators answer with realistic first-token
@@ -40,8 +41,11 @@ type loadReport struct {
 	Pinning string  `json:"pinning"` // how poise and the traffic shared the CPUs
 	// CoalesceMS is the nodes' stream.coalesce_ms, when -coalesce-ms set
 	// it (0: poise's default).
-	CoalesceMS int       `json:"coalesce_ms,omitempty"`
-	Runs       []loadRun `json:"runs"`
+	CoalesceMS int `json:"coalesce_ms,omitempty"`
+	// UpstreamTLS says the model simulators served HTTPS (HTTP/2), with
+	// -upstream-tls.
+	UpstreamTLS bool      `json:"upstream_tls,omitempty"`
+	Runs        []loadRun `json:"runs"`
 	// Stats are each step's median and spread over the runs.
 	Stats []stepStats `json:"stats"`
 	// MaxSessions is the median run's largest step within the SLA at p99
@@ -97,7 +101,8 @@ func (s *suite) loadBenchmark(ctx context.Context, root string, o loadOptions) (
 	}
 	defer rig.stop()
 	rep := &loadReport{SLAms: suiteSLAms, Pinning: rig.pn.mode, Delays: fmt.Sprintf("first token: vendor-a %s, vendor-b %s, local %s; 20 ms between chunks; %d whisper servers at 20 ms a decode",
-		loadFirstToken[simVendorA], loadFirstToken[simVendorB], loadFirstToken[simLocal], loadWhispers), CoalesceMS: o.coalesceMS}
+		loadFirstToken[simVendorA], loadFirstToken[simVendorB], loadFirstToken[simLocal], loadWhispers), CoalesceMS: o.coalesceMS,
+		UpstreamTLS: o.upstreamTLS}
 	n, err := rig.node(ctx, "overhead")
 	if err != nil {
 		return nil, err
@@ -162,7 +167,14 @@ func (s *suite) startLoadRig(ctx context.Context, root string, o loadOptions) (*
 			return nil, err
 		}
 	}
-	sims, err := startSims(ctx, s.bins, r.dir, loadSims(root, o.profile))
+	var tlsArgs []string
+	if o.upstreamTLS {
+		var err error
+		if tlsArgs, err = trustSimCert(r.dir); err != nil {
+			return nil, err
+		}
+	}
+	sims, err := startSims(ctx, s.bins, r.dir, loadSims(root, o.profile, tlsArgs))
 	if err != nil {
 		return nil, err
 	}
@@ -252,11 +264,11 @@ func waitGOMAXPROCS(ctx context.Context, n *node, want int) error {
 
 // loadSims are the load benchmark's simulators; with profile set each
 // writes its CPU profile there.
-func loadSims(root, profile string) []simSpec {
+func loadSims(root, profile string, tlsArgs []string) []simSpec {
 	specs := []simSpec{
-		{simVendorA, []string{"-first-token-delay", loadFirstToken[simVendorA], "-token-delay", "20ms"}},
-		{simVendorB, []string{"-first-token-delay", loadFirstToken[simVendorB], "-token-delay", "20ms"}},
-		{simLocal, []string{"-first-token-delay", loadFirstToken[simLocal], "-token-delay", "30ms"}},
+		{simVendorA, append([]string{"-first-token-delay", loadFirstToken[simVendorA], "-token-delay", "20ms"}, tlsArgs...)},
+		{simVendorB, append([]string{"-first-token-delay", loadFirstToken[simVendorB], "-token-delay", "20ms"}, tlsArgs...)},
+		{simLocal, append([]string{"-first-token-delay", loadFirstToken[simLocal], "-token-delay", "30ms"}, tlsArgs...)},
 	}
 	transcripts := filepath.Join(root, "cmd/chaos/testdata/transcripts_en.txt")
 	for i := range loadWhispers {
@@ -347,12 +359,33 @@ func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, ses
 	return st, nil
 }
 
-// coalesceText names the nodes' stream.coalesce_ms when -coalesce-ms set it.
+// coalesceText names the nodes' stream.coalesce_ms when -coalesce-ms set
+// it, and says when the model simulators served HTTPS.
 func (l *loadReport) coalesceText() string {
-	if l.CoalesceMS == 0 {
-		return ""
+	var b strings.Builder
+	if l.CoalesceMS != 0 {
+		fmt.Fprintf(&b, "; the node's stream.coalesce_ms %d", l.CoalesceMS)
 	}
-	return fmt.Sprintf("; the node's stream.coalesce_ms %d", l.CoalesceMS)
+	if l.UpstreamTLS {
+		b.WriteString("; the model simulators over HTTPS (HTTP/2)")
+	}
+	return b.String()
+}
+
+// trustSimCert writes a self-signed certificate for the model simulators
+// into dir, makes it the only root of this process and of the nodes it
+// starts later (SSL_CERT_FILE, which Go reads at its first TLS
+// verification: the suite's scenarios, before the load benchmark, speak
+// plain HTTP), and returns the simulators' flags for it.
+func trustSimCert(dir string) ([]string, error) {
+	cert, key, err := vendorsim.WriteSelfSigned(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Setenv("SSL_CERT_FILE", cert); err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	return []string{"-tls-cert", cert, "-tls-key", key}, nil
 }
 
 func (l *loadReport) markdown() string {

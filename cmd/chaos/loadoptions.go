@@ -35,6 +35,9 @@ type loadOptions struct {
 	// coalesceMS is the nodes' stream.coalesce_ms; 0 (the default) leaves
 	// poise's own default.
 	coalesceMS int
+	// upstreamTLS has the model simulators serve HTTPS, and HTTP/2 to the
+	// node, as hosted vendors do, instead of plain HTTP/1.1. Default off.
+	upstreamTLS bool
 }
 
 // register adds the load flags to fs.
@@ -48,6 +51,7 @@ func (l *loadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.idle, "idle", defaultIdle, "idle sessions held for the memory and resume figures")
 	fs.BoolVar(&l.pin, "pin", true, "load benchmark: poise on CPU 0, the load generator and simulators on the others (taskset)")
 	fs.IntVar(&l.coalesceMS, "coalesce-ms", 0, "load benchmark: the nodes' stream.coalesce_ms (0: poise's default)")
+	fs.BoolVar(&l.upstreamTLS, "upstream-tls", false, "load benchmark: the model simulators serve HTTPS, and HTTP/2 to poise, as hosted vendors do")
 	fs.StringVar(&l.profile, "profile", "", "write CPU profiles of poise (one per ramp step), the load generator and the load simulators into this `directory`")
 }
 

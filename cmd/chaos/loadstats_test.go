@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +183,28 @@ func TestCPUCount(t *testing.T) {
 	for list, want := range map[string]int{"0": 1, "1": 1, "1-3": 3, "0,2-3": 3, "": 0, "x": 0} {
 		if got := cpuCount(list); got != want {
 			t.Errorf("cpuCount(%q) = %d, want %d", list, got, want)
+		}
+	}
+}
+
+// TestUpstreamTLSOption: -upstream-tls gives the model simulators, and
+// only them, the certificate flags, and the report says so.
+func TestUpstreamTLSOption(t *testing.T) {
+	tlsArgs := []string{"-tls-cert", "cert.pem", "-tls-key", "key.pem"}
+	for _, with := range []bool{false, true} {
+		var args []string
+		if with {
+			args = tlsArgs
+		}
+		for _, s := range loadSims("/repo", "", args) {
+			model := s.name == simVendorA || s.name == simVendorB || s.name == simLocal
+			if got := slices.Contains(s.args, "-tls-cert"); got != (with && model) {
+				t.Errorf("-upstream-tls %v: %s has -tls-cert: %v", with, s.name, got)
+			}
+		}
+		md := (&loadReport{UpstreamTLS: with}).markdown()
+		if said := strings.Contains(md, "over HTTPS (HTTP/2)"); said != with {
+			t.Errorf("-upstream-tls %v: the report says HTTPS: %v", with, said)
 		}
 	}
 }

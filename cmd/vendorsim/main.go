@@ -1,12 +1,15 @@
 // Command vendorsim serves the fault-injecting model-backend simulator
 // (OpenAI-compatible and whisper.cpp-compatible) for tests, demos and load
-// runs. Its first stdout line is "vendorsim listening on http://ADDR";
-// faults are set over HTTP at /_sim/faults.
+// runs. Its first stdout line is "vendorsim listening on http://ADDR"
+// (https with -tls-cert and -tls-key: HTTPS, and HTTP/2 to clients that
+// offer it, as hosted vendors serve); faults are set over HTTP at
+// /_sim/faults.
 package main
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,8 +55,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	transcriptsFile := fs.String("transcripts", "", "file of transcription texts, one per line, returned in turn")
 	logLevel := fs.String("log-level", "info", "zerolog level: debug, info, warn, error")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this `file` (for load runs)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS (and HTTP/2) with this PEM certificate `file`; needs -tls-key")
+	tlsKey := fs.String("tls-key", "", "the PEM private key `file` of -tls-cert")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("vendorsim: %w", err)
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return errors.New("vendorsim: -tls-cert and -tls-key go together")
 	}
 	level, err := zerolog.ParseLevel(*logLevel)
 	if err != nil {
@@ -76,15 +84,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		TokenDelay: *tokenDelay, FirstTokenDelay: *firstTokenDelay, InferenceDelay: *inferenceDelay,
 		Transcripts: transcripts, Log: log,
 	})
-	ln, err := net.Listen("tcp", *addr)
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: readHeaderTimeout}
+	ln, scheme, err := listen(srv, *addr, *tlsCert, *tlsKey)
 	if err != nil {
-		return fmt.Errorf("vendorsim: listen: %w", err)
+		return err
 	}
-	if _, err := fmt.Fprintf(stdout, "vendorsim listening on http://%s\n", ln.Addr()); err != nil {
+	if _, err := fmt.Fprintf(stdout, "vendorsim listening on %s://%s\n", scheme, ln.Addr()); err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("vendorsim: write address: %w", err)
 	}
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: readHeaderTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -105,6 +113,29 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("vendorsim: shutdown: %w", err)
 	}
 	return nil
+}
+
+// listen opens addr for srv: plain TCP, or TLS with the certificate and
+// key files when certFile is set, offering HTTP/2 and HTTP/1.1 by ALPN as
+// http.Server.ServeTLS would. It returns the listener and its URL scheme.
+func listen(srv *http.Server, addr, certFile, keyFile string) (net.Listener, string, error) {
+	var cfg *tls.Config
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, "", fmt.Errorf("vendorsim: -tls-cert: %w", err)
+		}
+		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("vendorsim: listen: %w", err)
+	}
+	if cfg == nil {
+		return ln, "http", nil
+	}
+	srv.TLSConfig = cfg
+	return tls.NewListener(ln, cfg), "https", nil
 }
 
 // startCPUProfile profiles the process into path until the returned stop

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -11,9 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	vendorsim "github.com/poise-dev/poise/cmd/vendorsim/sim"
 	"go.uber.org/goleak"
 )
 
@@ -48,7 +54,7 @@ func start(t *testing.T, args ...string) *started {
 		t.Fatalf("first line: %q, %v (run: %v)", line, err, <-s.done)
 	}
 	url, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "vendorsim listening on ")
-	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") && !strings.HasPrefix(url, "https://127.0.0.1:") {
 		cancel()
 		t.Fatalf("first line = %q", line)
 	}
@@ -161,9 +167,76 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"-transcripts", filepath.Join(t.TempDir(), "missing.txt")},
 		{"-addr", "256.0.0.1:1"},
 		{"-log-level", "loud"},
+		{"-tls-cert", "cert.pem"},
+		{"-tls-key", "key.pem"},
+		{"-tls-cert", filepath.Join(t.TempDir(), "missing.pem"), "-tls-key", filepath.Join(t.TempDir(), "missing.pem")},
 	} {
 		if err := run(t.Context(), args, io.Discard); err == nil {
 			t.Errorf("run(%q) = nil", args)
 		}
+	}
+}
+
+// protoRecorder is a RoundTripper that keeps the protocol of the last
+// response.
+type protoRecorder struct {
+	rt    http.RoundTripper
+	proto atomic.Value
+}
+
+func (p *protoRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := p.rt.RoundTrip(r)
+	if err == nil {
+		p.proto.Store(resp.Proto)
+	}
+	return resp, err
+}
+
+// TestRunServesTLS: with -tls-cert and -tls-key the simulator serves
+// HTTPS, and HTTP/2 to a client that offers it, as hosted vendors do; the
+// real openai-go client streams a completion from it.
+func TestRunServesTLS(t *testing.T) {
+	certPath, keyPath, err := vendorsim.WriteSelfSigned(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(keyPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key.pem: %v, %v; want mode 0600", fi, err)
+	}
+	s := start(t, "-tls-cert", certPath, "-tls-key", keyPath)
+	if !strings.HasPrefix(s.url, "https://") {
+		t.Fatalf("url = %q, want https", s.url)
+	}
+	pemBytes, err := os.ReadFile(certPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		t.Fatal("cert.pem holds no certificate")
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	rec := &protoRecorder{rt: tr}
+	client := openai.NewClient(option.WithBaseURL(s.url+"/v1"), option.WithAPIKey("test"),
+		option.WithHTTPClient(&http.Client{Transport: rec}))
+	stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
+		Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What is a mutex?")},
+	})
+	var text strings.Builder
+	for stream.Next() {
+		if ch := stream.Current(); len(ch.Choices) > 0 {
+			text.WriteString(ch.Choices[0].Delta.Content)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	stream.Close()
+	if text.Len() == 0 {
+		t.Error("the stream had no content")
+	}
+	if p, _ := rec.proto.Load().(string); p != "HTTP/2.0" {
+		t.Errorf("protocol %q, want HTTP/2.0", p)
 	}
 }

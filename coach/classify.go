@@ -316,11 +316,11 @@ var typeRules = []typeRule{
 	}},
 }
 
-// The lexicon, read-only. English entries are word sequences matched
-// anywhere in the utterance; Chinese entries are substrings.
 // backRefWordsEN is backRefEN's phrases, which projectTechEN shares.
 const backRefWordsEN = "you mentioned|you just mentioned|you said|you just said|you talked about|you brought up|you described|earlier you|going back to|back to your"
 
+// The lexicon, read-only. English entries are word sequences matched
+// anywhere in the utterance; Chinese entries are substrings.
 var (
 	smalltalkEN = phrases(strings.Split("hows it going|good weekend|ready to get started|grab lunch|need a minute|a good time|coming through|your week|hear me|can you hear|you hear me|hear you|see my screen|see me okay|see me ok|my screen|your audio|my audio|your mic|my mic|on mute|muted|your camera|the connection|connection okay|how's your day|how is your day|how's it going|how is it going|how are you doing|how are you today|how have you been|how was your weekend|how's your week|the weather|find us okay|find the office|get here okay|nice to meet you|good to meet you|can you see|are you there|still there|lagging|breaking up|cut out|good morning|good afternoon|grab a coffee|some water", "|"))
 	smalltalkZH = strings.Fields("喝口水 链接能打开 在吗 紧张 放松 状态怎么样 听得见 听得到 听清 听见 能听到 声音 网络不好 网络不太好 网络有点 网络不稳 网络卡 卡了 卡顿 信号不好 信号不太好 没信号 信号差 麦克风 静音 摄像头 屏幕共享 看得到我 看得见我 共享屏幕 吃饭了 吃了吗 天气 最近怎么样 今天怎么样 过得怎么样 今天过得 路上 好找吗 辛苦了 你好 早上好 下午好 还在吗 断断续续 声音断了 网络断了 喝点水")
@@ -428,7 +428,7 @@ var fillerWords = []string{"so", "ok", "okay", "um", "uh", "well", "right", "gre
 // pointing back at something the candidate said (backRefEN, backRefZH)
 // or asking about their team's ways (你们): template recall then looks
 // for a behavioural template under its usual rule even where the type
-// is a follow-up or a statement ("对你来说，怎么样才算职业上成功了").
+// is a follow-up or a statement ("那个项目做完以后，你的领导怎么评价你的").
 func AboutThePerson(text string) bool {
 	_, c := askedPart(text)
 	return personal(c) && !containsAnySubstring(c.text, backRefZH) &&

@@ -359,9 +359,10 @@ func (s *suite) loadStep(ctx context.Context, n *node, sims map[string]*sim, ses
 	return st, nil
 }
 
-// coalesceText names the nodes' stream.coalesce_ms when -coalesce-ms set
-// it, and says when the model simulators served HTTPS.
-func (l *loadReport) coalesceText() string {
+// optionsText names the load options that change what was measured: the
+// nodes' stream.coalesce_ms when -coalesce-ms set it, and the model
+// simulators' HTTPS with -upstream-tls.
+func (l *loadReport) optionsText() string {
 	var b strings.Builder
 	if l.CoalesceMS != 0 {
 		fmt.Fprintf(&b, "; the node's stream.coalesce_ms %d", l.CoalesceMS)
@@ -392,7 +393,7 @@ func (l *loadReport) markdown() string {
 	var b strings.Builder
 	b.WriteString("## Load\n\n")
 	fmt.Fprintf(&b, "One poise node on this machine, with the load generator and the simulators beside it (%s); %s. Sessions: one in four streams the WAV in real time and types a question every 3–5 s, the others type questions. The ramp ran %d times, each on a fresh node, each until its first step that missed a target; figures are the median over the runs that reached the step, with the spread (min–max) in brackets.\n\n",
-		l.Delays+l.coalesceText(), l.Pinning, len(l.Runs))
+		l.Delays+l.optionsText(), l.Pinning, len(l.Runs))
 	fmt.Fprintf(&b, "**Largest load within the SLA: %s concurrent sessions** (the median run's; p99 first useful content ≤ %.0f ms, no error, no lost or doubled message); with captions too (p95 ≤ %.0f ms after the utterance ends, none missed): %s.\n\n",
 		l.MaxSessions.text("%.0f"), l.SLAms, l.SLAms, l.MaxWithCaptions.text("%.0f"))
 	b.WriteString("| sessions | runs passed / reached | p99 first content | captions p95 | captions missed | poise cores | poise CPU per session-second | loadgen / simulators cores | poise cores ÷ simulators' |\n")

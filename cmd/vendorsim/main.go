@@ -1,8 +1,8 @@
 // Command vendorsim serves the fault-injecting model-backend simulator
 // (OpenAI-compatible and whisper.cpp-compatible) for tests, demos and load
-// runs. Its first stdout line is "vendorsim listening on http://ADDR"
-// (https with -tls-cert and -tls-key: HTTPS, and HTTP/2 to clients that
-// offer it, as hosted vendors serve); faults are set over HTTP at
+// runs. Its first stdout line is "vendorsim listening on http://ADDR", or
+// https://ADDR with -tls-cert and -tls-key, which serve HTTPS, and HTTP/2
+// to clients that offer it, as hosted vendors do. Faults are set at
 // /_sim/faults.
 package main
 

@@ -84,8 +84,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		TokenDelay: *tokenDelay, FirstTokenDelay: *firstTokenDelay, InferenceDelay: *inferenceDelay,
 		Transcripts: transcripts, Log: log,
 	})
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: readHeaderTimeout}
-	ln, scheme, err := listen(srv, *addr, *tlsCert, *tlsKey)
+	ln, scheme, err := listen(*addr, *tlsCert, *tlsKey)
 	if err != nil {
 		return err
 	}
@@ -93,6 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		_ = ln.Close()
 		return fmt.Errorf("vendorsim: write address: %w", err)
 	}
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: readHeaderTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -115,10 +115,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// listen opens addr for srv: plain TCP, or TLS with the certificate and
-// key files when certFile is set, offering HTTP/2 and HTTP/1.1 by ALPN as
-// http.Server.ServeTLS would. It returns the listener and its URL scheme.
-func listen(srv *http.Server, addr, certFile, keyFile string) (net.Listener, string, error) {
+// listen opens addr: plain TCP, or TLS with the certificate and key files
+// when certFile is set, offering HTTP/2 and HTTP/1.1 by ALPN (http.Server
+// serves HTTP/2 on a TLS listener that negotiated "h2"). It returns the
+// listener and its URL scheme.
+func listen(addr, certFile, keyFile string) (net.Listener, string, error) {
 	var cfg *tls.Config
 	if certFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -134,7 +135,6 @@ func listen(srv *http.Server, addr, certFile, keyFile string) (net.Listener, str
 	if cfg == nil {
 		return ln, "http", nil
 	}
-	srv.TLSConfig = cfg
 	return tls.NewListener(ln, cfg), "https", nil
 }
 

@@ -6,22 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 )
-
-// contentGatherer keeps every delta's content.
-type contentGatherer struct{ text strings.Builder }
-
-func (g *contentGatherer) Delta(d Delta) (bool, string, error) {
-	g.text.WriteString(d.Content)
-	return d.Content != "", d.Finish, nil
-}
-func (g *contentGatherer) Ended() string { return "" }
 
 // TestStreamsOverHTTP2: hosted vendors serve HTTPS and speak HTTP/2 to a
 // client that offers it; the engine's client offers it and streams a
@@ -52,13 +42,13 @@ func TestStreamsOverHTTP2(t *testing.T) {
 	tr.TLSClientConfig = &tls.Config{RootCAs: vendor.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
 
 	c := New(Endpoint{Name: "v", BaseURL: vendor.URL, Model: "m"}, hc)
-	g := &contentGatherer{}
+	g := &gatherer{start: time.Now()}
 	res := c.StreamDeltas(t.Context(), Call{Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What is a mutex?")},
 		Model: "m", FirstToken: time.Second}, g)
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	if got := g.text.String(); got != "A mutex guards state." {
+	if got := g.text(); got != "A mutex guards state." {
 		t.Errorf("content %q, want the four chunks'", got)
 	}
 	if p, _ := proto.Load().(string); p != "HTTP/2.0" {

@@ -186,14 +186,14 @@ func speech(t *testing.T) []int16 {
 }
 
 // streamAudio sends pcm between audio_start and audio_stop, in the page's
-// 40 ms frames, as fast as the connection takes them (within the
+// 100 ms frames, as fast as the connection takes them (within the
 // inbound burst).
 func streamAudio(t *testing.T, c *wsClient, pcm []int16) {
 	t.Helper()
 	c.send(map[string]any{"type": "audio_start", "sample_rate": 16000, "encoding": "pcm_s16le", "source": "mic"})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	const frame = 640 // samples
+	const frame = 1600 // samples
 	buf := make([]byte, 2*frame)
 	for i := 0; i+frame <= len(pcm); i += frame {
 		for j, s := range pcm[i : i+frame] {

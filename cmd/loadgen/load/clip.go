@@ -13,11 +13,11 @@ import (
 
 // Audio framing of the WebSocket protocol.
 const (
-	frameDuration   = 40 * time.Millisecond                                       // one binary frame, as the browser sends (web/static/pcm-worklet.js)
-	samplesPerFrame = asr.SampleRate * int(frameDuration/time.Millisecond) / 1000 // 640 at 16 kHz
+	frameDuration   = 100 * time.Millisecond                                      // one binary frame, as the browser sends (web/static/pcm-worklet.js)
+	samplesPerFrame = asr.SampleRate * int(frameDuration/time.Millisecond) / 1000 // 1600 at 16 kHz
 )
 
-// Clip is a 16 kHz mono recording cut into 40 ms frames, with the spans of
+// Clip is a 16 kHz mono recording cut into 100 ms frames, with the spans of
 // its utterances.
 type Clip struct {
 	Name       string

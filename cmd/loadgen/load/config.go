@@ -25,7 +25,7 @@ type Profile struct {
 	Name      string `json:"name"`
 	Lang      string `json:"lang"`      // "en" (default) or "zh"
 	Seniority string `json:"seniority"` // "junior", "mid" (default) or "senior"
-	// Audio streams Config.Clip in real time, in 40 ms frames (the browser's), looping.
+	// Audio streams Config.Clip in real time, in 100 ms frames (the browser's), looping.
 	Audio bool `json:"audio"`
 	// AutoAnswer lets the server answer spoken questions (the protocol's
 	// auto_answer). Only meaningful with Audio.

@@ -265,10 +265,10 @@ func waitGOMAXPROCS(ctx context.Context, n *node, want int) error {
 // loadSims are the load benchmark's simulators; with profile set each
 // writes its CPU profile there.
 func loadSims(root, profile string, tlsArgs []string) []simSpec {
-	specs := []simSpec{
-		{simVendorA, append([]string{"-first-token-delay", loadFirstToken[simVendorA], "-token-delay", "20ms"}, tlsArgs...)},
-		{simVendorB, append([]string{"-first-token-delay", loadFirstToken[simVendorB], "-token-delay", "20ms"}, tlsArgs...)},
-		{simLocal, append([]string{"-first-token-delay", loadFirstToken[simLocal], "-token-delay", "30ms"}, tlsArgs...)},
+	var specs []simSpec
+	for _, m := range []struct{ name, tokenDelay string }{{simVendorA, "20ms"}, {simVendorB, "20ms"}, {simLocal, "30ms"}} {
+		args := []string{"-first-token-delay", loadFirstToken[m.name], "-token-delay", m.tokenDelay}
+		specs = append(specs, simSpec{m.name, append(args, tlsArgs...)})
 	}
 	transcripts := filepath.Join(root, "cmd/chaos/testdata/transcripts_en.txt")
 	for i := range loadWhispers {

@@ -169,7 +169,8 @@ func (c *client) answer(q string) (first msg, text, end string) {
 	return c.answerOrLevel(q, &level)
 }
 
-const bankQuestion = "So, could you walk me through your background a little?"
+// bankQuestion is a question the template bank answers at L3.
+const bankQuestion = "So, could you tell me a little about yourself?"
 
 // engineFaultCase is a fault of vendor-a's primary model and the answer
 // the client must see.

@@ -55,7 +55,7 @@ type config struct {
 		CoalesceMS *int `yaml:"coalesce_ms"`
 	} `yaml:"stream"`
 	Engine tiers.Config  `yaml:",inline"` // sla_ms, health, l1, l2
-	L3     recall.Config `yaml:"l3"`      // threshold: absent, calibrated per language (recall.DefaultThresholds)
+	L3     recall.Config `yaml:"l3"`      // threshold: absent, the calibrated verifier decides
 	ASR    asr.Config    `yaml:"asr"`
 	OCR    ocr.Config    `yaml:"ocr"` // screenshot questions' Tier O: tesseract on PATH
 

@@ -12,9 +12,10 @@ import (
 // observation is one held-out item's raw match: the decision rule's inputs
 // before any threshold.
 type observation struct {
-	lang, want string // want: the template asked; "" for a negative
-	got        string // "" when the utterance's type or Asks allows no template
-	typ        coach.Type
+	lang, want string     // want: the template asked; "" for a negative
+	got        string     // "" when the utterance's type or Asks allows no template
+	typ        coach.Type // by coach.Classify
+	rule       coach.Type // the type whose rule applies (ruleFor)
 	ev         evidence
 }
 
@@ -25,6 +26,7 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	var obs []observation
 	add := func(it heldoutItem) {
 		o := observation{lang: scriptOf(it.Text), want: it.ID, typ: coach.Classify(it.Text, it.Lang)}
+		o.rule = ruleFor(o.typ, it.Text)
 		if kind, ok := family(o.typ); ok && coach.Asks(it.Text) {
 			o.got, o.ev = s.nearest(s.cols[collectionKey(o.lang, kind)], it.Text)
 		}
@@ -39,18 +41,10 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	return obs
 }
 
-// decide applies the rule of a store with thresholds th, margins mg and
-// whole-turn rules w to observations of one language and returns the
-// scores.
-func decide(obs []observation, lang string, th, mg float64, w wholeTurn) scores {
-	return decideTopic(obs, lang, th, mg, w, defaultTopicShare)
-}
-
-// decideTopic is decide with a topic share other than the default.
-func decideTopic(obs []observation, lang string, th, mg float64, w wholeTurn, topic float64) scores {
-	s := &Store{thresholds: map[string]float64{lang: th}, margins: map[string]float64{lang: mg},
-		wholeTurn: map[string]wholeTurn{lang: w}, topicShare: topic}
-	return tally(obs, lang, func(o observation) bool { return s.hit(lang, o.typ, o.ev) })
+// decide scores the observations of one language with the verifier's
+// weights w and cut.
+func decide(obs []observation, lang string, w [nFeatures]float64, cut float64) scores {
+	return tally(obs, lang, func(o observation) bool { return logit(w, features(o.lang, o.rule, o.ev)) >= cut })
 }
 
 // ceiling scores obs of one language as if every best template the type
@@ -85,81 +79,51 @@ func tally(obs []observation, lang string, hit func(observation) bool) scores {
 }
 
 // TestCalibration prints, per language, right, wrong and false-hit rates
-// on the dev halves (see devSets) over grids of each part of the decision rule,
-// the others at their defaults: the data DefaultThresholds, DefaultMargins
-// and wholeTurns were chosen from.
+// on each dev half (see devSets): the most any rule on this ranking can
+// give, the verifier with cuts around its own, and each half scored by a
+// verifier fitted on the six others (leave one half out), which is what
+// the fit is worth on turns it never saw.
 // go test -run Calibration -v ./tiers/recall/
 func TestCalibration(t *testing.T) {
 	t.Parallel()
-	s, err := NewStore(realBank(t), Config{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sets [][]observation
+	sets, _ := devSamples(t)
 	var names []string
 	for _, name := range devSets(t) {
-		sets = append(sets, observe(t, s, loadHeldout(t, name)))
 		names = append(names, strings.TrimSuffix(name, ".yaml"))
 	}
-	row := func(b *strings.Builder, lang string, th, mg float64, w wholeTurn, mark bool) {
-		for _, obs := range sets {
-			b.WriteString(decide(obs, lang, th, mg, w).cells())
+	heldOut := make([][nFeatures]float64, len(sets))
+	heldCut := make([]float64, len(sets))
+	for i := range sets {
+		var rest []sample
+		for j, obs := range sets {
+			if j != i {
+				rest = append(rest, samples(obs)...)
+			}
 		}
-		if mark {
-			b.WriteString("  <- default")
-		}
-		b.WriteString("\n")
+		heldOut[i], heldCut[i] = fitVerifier(rest)
 	}
 	for _, lang := range []string{LangZH, LangEN} {
-		th0, mg0, w0 := DefaultThresholds[lang], DefaultMargins[lang], wholeTurns[lang]
 		var b strings.Builder
 		fmt.Fprintf(&b, "\n%s (right wrong false on %s)\nevery best template taken", lang, strings.Join(names, ", "))
 		for _, obs := range sets {
 			b.WriteString(ceiling(obs, lang).cells())
 		}
-		b.WriteString("  <- the most right hits any rule on this ranking can give\nthreshold margin\n")
-		for th := 0.08; th <= 0.201; th += 0.01 {
-			for _, mg := range []float64{0, 0.01, 0.025, 0.04} {
-				fmt.Fprintf(&b, "   %.3f  %.3f", th, mg)
-				row(&b, lang, th, mg, w0, math.Abs(th-th0) < 1e-9 && mg == mg0)
-			}
-		}
-		b.WriteString("cover coverMargin\n")
-		for _, cv := range []float64{0.3, 0.35, 0.4, 0.45, 0.5, 2} {
-			for _, cm := range []float64{0.01, 0.02, 0.035, 0.05} {
-				w := w0
-				w.cover, w.coverMargin = cv, cm
-				fmt.Fprintf(&b, "   %.3f  %.3f", cv, cm)
-				row(&b, lang, th0, mg0, w, w == w0)
-			}
-		}
-		b.WriteString("minCover (every hit)\n")
-		for _, mc := range []float64{0, 0.15, 0.2, 0.22, 0.25, 0.28, 0.3, 0.35} {
-			w := w0
-			w.minCover = mc
-			fmt.Fprintf(&b, "   %.3f       ", mc)
-			row(&b, lang, th0, mg0, w, w == w0)
-		}
-		b.WriteString("topicShare (technical questions)\n")
-		for _, ts := range []float64{0, 0.5, 0.55, 0.6, 0.62, 0.65, 0.7, 0.75} {
-			fmt.Fprintf(&b, "   %.3f       ", ts)
+		b.WriteString("  <- the most right hits any rule on this ranking can give\ncut (log-odds)\n")
+		for _, d := range []float64{-1, -0.5, -0.25, 0, 0.25, 0.5, 1} {
+			fmt.Fprintf(&b, "   %+.2f      ", verifierCut+d)
 			for _, obs := range sets {
-				b.WriteString(decideTopic(obs, lang, th0, mg0, w0, ts).cells())
+				b.WriteString(decide(obs, lang, verifierWeights, verifierCut+d).cells())
 			}
-			if ts == defaultTopicShare {
-				b.WriteString("  <- default")
+			if d == 0 {
+				b.WriteString("  <- verifierCut")
 			}
 			b.WriteString("\n")
 		}
-		b.WriteString("followThreshold followMargin\n")
-		for _, ft := range []float64{0.12, 0.16, 0.18, 0.2, 0.24, 0.28, 2} {
-			for _, fm := range []float64{0.02, 0.05} {
-				w := w0
-				w.followThreshold, w.followMargin = ft, fm
-				fmt.Fprintf(&b, "   %.3f  %.3f", ft, fm)
-				row(&b, lang, th0, mg0, w, w == w0)
-			}
+		b.WriteString("each half by a fit on the others")
+		for i, obs := range sets {
+			b.WriteString(decide(obs, lang, heldOut[i], heldCut[i]).cells())
 		}
+		b.WriteString("\n")
 		t.Log(b.String())
 	}
 }

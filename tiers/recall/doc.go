@@ -17,18 +17,16 @@
 // templates that may answer it (a behavioural question never gets a
 // technical template, a knowledge question never a story, a follow-up on
 // the candidate's own project or a statement that asks a behavioural one
-// under a stricter rule, small talk none; a text that asks nothing, by
+// too, small talk none; a text that asks nothing, by
 // coach.Asks, none); a template's score is the mean of its three best
 // wordings' normalised BM25 scores, read from the postings of the
-// utterance's features only, and the best template is a hit when its
-// score clears the language's threshold and leads the best other template
-// by the language's margin, or when the utterance covers most of one of
-// its wordings and it leads by the coverage margin, so that a whole
-// interviewer turn is not diluted by its lead-in, and in either case the
-// utterance covers at least a fifth to a quarter of one of its wordings,
-// so that a short follow-up sharing a word with it does not hit (DefaultThresholds,
-// DefaultMargins, wholeTurns, calibrated on the dev halves of
-// testdata; the test halves are scored, never tuned on).
+// utterance's features only, and the best template is a hit when a small
+// logistic model (the verifier) over its score, its lead over the next
+// template, the coverage of its best-covered wording and the topic it
+// shares gives it odds of about 5 to 2 of being the one asked; a
+// Chinese design question must also lead by a margin. The model is fitted
+// on the dev halves of testdata; the test halves are scored, never tuned
+// on.
 //
 // The features need no model weights and no network: English stems,
 // stem bigrams and character n-grams of words, Chinese character n-grams and a hand-built bilingual

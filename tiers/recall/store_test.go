@@ -251,23 +251,43 @@ func TestSplitSentences(t *testing.T) {
 	}
 }
 
-// TestCoverageFloor checks that no rule hits below the coverage floor (see
-// wholeTurn.minCover): a short follow-up sharing a word with a long
-// wording scores high, but covers little of it.
-func TestCoverageFloor(t *testing.T) {
+// TestVerifierIsMonotone checks that more evidence never costs a hit:
+// over a grid of scores, leads, coverages and topics, raising any one of
+// them never turns the verifier's hit into a miss, for each script and
+// kind of rule. It also takes sure evidence and refuses a short follow-up
+// that shares a word with a long wording (a high score, little of the
+// wording covered, no rare topic).
+func TestVerifierIsMonotone(t *testing.T) {
 	t.Parallel()
-	s := &Store{thresholds: DefaultThresholds, margins: DefaultMargins, wholeTurn: wholeTurns, topicShare: defaultTopicShare}
-	for _, lang := range []string{LangZH, LangEN} {
-		w := wholeTurns[lang]
-		sure := evidence{sim: HighThreshold, lead: HighThreshold / 2, topic: 1} // over every threshold and margin
+	grid := []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1}
+	for _, script := range []string{LangZH, LangEN} {
 		for _, typ := range []coach.Type{coach.Behavioural, coach.Concept, coach.Project} {
-			below, at := sure, sure
-			below.cover, at.cover = w.minCover*0.9, w.minCover
-			if s.hit(lang, typ, below) {
-				t.Errorf("%s %s: a hit covering %.2f of its wording, under the floor %.2f", lang, typ, below.cover, w.minCover)
+			sure := evidence{sim: HighThreshold, lead: HighThreshold / 2, cover: 0.8, topic: 1}
+			if !verify(script, typ, sure) {
+				t.Errorf("%s %s: no hit with sure evidence %+v", script, typ, sure)
 			}
-			if !s.hit(lang, typ, at) {
-				t.Errorf("%s %s: no hit at the floor %.2f with a sure score", lang, typ, w.minCover)
+			if weak := (evidence{sim: 0.3, lead: 0.05, cover: 0.15, topic: 0.3}); verify(script, typ, weak) {
+				t.Errorf("%s %s: a hit on a short follow-up's evidence %+v", script, typ, weak)
+			}
+			for _, sim := range grid {
+				for _, lead := range grid {
+					for _, cover := range grid {
+						for _, topic := range grid {
+							ev := evidence{sim: sim, lead: min(lead, sim), cover: cover, topic: topic}
+							if !verify(script, typ, ev) {
+								continue
+							}
+							for i, more := range []evidence{
+								{sim + 0.05, ev.lead, cover, topic}, {sim + 0.05, ev.lead + 0.05, cover, topic},
+								{sim, ev.lead, cover + 0.05, topic}, {sim, ev.lead, cover, topic + 0.05},
+							} {
+								if !verify(script, typ, more) {
+									t.Fatalf("%s %s: a hit at %+v, a miss with more evidence (%d) %+v", script, typ, ev, i, more)
+								}
+							}
+						}
+					}
+				}
 			}
 		}
 	}
@@ -346,9 +366,9 @@ func TestSelfRetrieval(t *testing.T) {
 
 // TestPersonalFollowUps: a question the classifier types a follow-up on
 // the candidate's project but that asks about them as a person
-// (coach.AboutThePerson) gets its behavioural template under the usual
-// rule; one that points back at what the candidate said keeps the
-// stricter follow rule.
+// (coach.AboutThePerson) gets its behavioural template; one that points
+// back at what the candidate said and shares words with a template but
+// asks something else gets none.
 func TestPersonalFollowUps(t *testing.T) {
 	t.Parallel()
 	s, err := NewStore(realBank(t), Config{}, nil)
@@ -358,7 +378,8 @@ func TestPersonalFollowUps(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"那个项目做完以后，你的领导怎么评价你的", "strengths-03"},
 		{"你说服领导接受你的想法，有过吗，怎么做的", "leadership-11"},
-		{"你刚才说你说服过领导接受你的想法，怎么做的", ""},
+		{"你刚才说那个项目延期了，后来上线了吗", ""},
+		{"你刚提到跟同事有分歧，那个同事现在还在组里吗", ""},
 	} {
 		m, err := s.Match(t.Context(), c.text, LangZH, "")
 		if err != nil {

@@ -278,8 +278,8 @@ func TestVerifierIsMonotone(t *testing.T) {
 								continue
 							}
 							for i, more := range []evidence{
-								{sim + 0.05, ev.lead, cover, topic}, {sim + 0.05, ev.lead + 0.05, cover, topic},
-								{sim, ev.lead, cover + 0.05, topic}, {sim, ev.lead, cover, topic + 0.05},
+								{sim: sim + 0.05, lead: ev.lead, cover: cover, topic: topic}, {sim: sim + 0.05, lead: ev.lead + 0.05, cover: cover, topic: topic},
+								{sim: sim, lead: ev.lead, cover: cover + 0.05, topic: topic}, {sim: sim, lead: ev.lead, cover: cover, topic: topic + 0.05},
 							} {
 								if !verify(script, typ, more) {
 									t.Fatalf("%s %s: a hit at %+v, a miss with more evidence (%d) %+v", script, typ, ev, i, more)

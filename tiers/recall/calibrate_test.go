@@ -43,8 +43,8 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 
 // decide scores the observations of one language with the verifier's
 // weights w and cut.
-func decide(obs []observation, lang string, w [nFeatures]float64, cut float64) scores {
-	return tally(obs, lang, func(o observation) bool { return logit(w, features(o.lang, o.rule, o.ev)) >= cut })
+func decide(obs []observation, lang string, w [nInputs]float64, cut float64) scores {
+	return tally(obs, lang, func(o observation) bool { return logit(w, inputs(o.lang, o.rule, o.ev)) >= cut })
 }
 
 // ceiling scores obs of one language as if every best template the type
@@ -91,7 +91,7 @@ func TestCalibration(t *testing.T) {
 	for _, name := range devSets(t) {
 		names = append(names, strings.TrimSuffix(name, ".yaml"))
 	}
-	heldOut := make([][nFeatures]float64, len(sets))
+	heldOut := make([][nInputs]float64, len(sets))
 	heldCut := make([]float64, len(sets))
 	for i := range sets {
 		var rest []sample

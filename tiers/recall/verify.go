@@ -31,12 +31,12 @@ import (
 // cut is chosen.
 const verifierLoss = 2.5
 
-// nFeatures is the length of a feature vector.
-const nFeatures = 17
+// nInputs is the length of the verifier's input vector.
+const nInputs = 17
 
-// features returns the verifier's inputs for the best template of an
+// inputs returns the verifier's input vector for the best template of an
 // utterance in script whose type takes rule t. The first is the bias.
-func features(script string, t coach.Type, ev evidence) [nFeatures]float64 {
+func inputs(script string, t coach.Type, ev evidence) [nInputs]float64 {
 	b := func(v bool) float64 {
 		if v {
 			return 1
@@ -44,7 +44,7 @@ func features(script string, t coach.Type, ev evidence) [nFeatures]float64 {
 		return 0
 	}
 	tech, project, zh := b(t.Technical()), b(t == coach.Project), b(script == LangZH)
-	return [nFeatures]float64{
+	return [nInputs]float64{
 		1, ev.sim, ev.lead, ev.cover, ev.topic,
 		math.Log(ev.sim + 1e-3), math.Log(ev.lead + 1e-3),
 		ev.sim * ev.cover, ev.lead * ev.cover,
@@ -56,11 +56,11 @@ func features(script string, t coach.Type, ev evidence) [nFeatures]float64 {
 // verify reports whether the verifier takes the best template, with
 // evidence ev, of an utterance in script whose type takes rule t.
 func verify(script string, t coach.Type, ev evidence) bool {
-	return logit(verifierWeights, features(script, t, ev)) >= verifierCut
+	return logit(verifierWeights, inputs(script, t, ev)) >= verifierCut
 }
 
 // logit is the model's log-odds for x.
-func logit(w, x [nFeatures]float64) float64 {
+func logit(w, x [nInputs]float64) float64 {
 	var z float64
 	for i := range w {
 		z += w[i] * x[i]

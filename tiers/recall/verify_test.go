@@ -13,7 +13,7 @@ import (
 // sample is one dev item whose type and Asks let a template through: the
 // verifier's inputs and whether the best template is the one asked.
 type sample struct {
-	x     [nFeatures]float64
+	x     [nInputs]float64
 	right bool
 }
 
@@ -24,7 +24,7 @@ func samples(obs []observation) []sample {
 	var out []sample
 	for _, o := range obs {
 		if o.got != "" && (o.rule != coach.Design || o.ev.lead >= designMargins[o.lang]) {
-			out = append(out, sample{x: features(o.lang, o.rule, o.ev), right: o.want != "" && o.got == o.want})
+			out = append(out, sample{x: inputs(o.lang, o.rule, o.ev), right: o.want != "" && o.got == o.want})
 		}
 	}
 	return out
@@ -38,29 +38,29 @@ const verifierRidge = 1.0
 // reach its maximum to machine precision) and returns the weights and the
 // cut: the log-odds of the sample at which right hits minus verifierLoss
 // times the others, counted from the most probable sample down, peak.
-func fitVerifier(ss []sample) (w [nFeatures]float64, cut float64) {
+func fitVerifier(ss []sample) (w [nInputs]float64, cut float64) {
 	for range 30 {
-		var g [nFeatures]float64
-		var h [nFeatures][nFeatures]float64
+		var g [nInputs]float64
+		var h [nInputs][nInputs]float64
 		for _, s := range ss {
 			p := 1 / (1 + math.Exp(-logit(w, s.x)))
 			y := 0.0
 			if s.right {
 				y = 1
 			}
-			for j := range nFeatures {
+			for j := range nInputs {
 				g[j] += (p - y) * s.x[j]
-				for k := range nFeatures {
+				for k := range nInputs {
 					h[j][k] += p * (1 - p) * s.x[j] * s.x[k]
 				}
 			}
 		}
-		for j := range nFeatures {
+		for j := range nInputs {
 			g[j] += verifierRidge * w[j]
 			h[j][j] += verifierRidge
 		}
 		d := solve(h, g)
-		for j := range nFeatures {
+		for j := range nInputs {
 			w[j] -= d[j]
 		}
 	}
@@ -97,27 +97,27 @@ func cmpFloat(a, b float64) int {
 
 // solve returns x with a·x = b, by Gauss–Jordan elimination with partial
 // pivoting.
-func solve(a [nFeatures][nFeatures]float64, b [nFeatures]float64) [nFeatures]float64 {
-	for c := range nFeatures {
+func solve(a [nInputs][nInputs]float64, b [nInputs]float64) [nInputs]float64 {
+	for c := range nInputs {
 		p := c
-		for r := c + 1; r < nFeatures; r++ {
+		for r := c + 1; r < nInputs; r++ {
 			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
 				p = r
 			}
 		}
 		a[c], a[p], b[c], b[p] = a[p], a[c], b[p], b[c]
-		for r := range nFeatures {
+		for r := range nInputs {
 			if r == c {
 				continue
 			}
 			f := a[r][c] / a[c][c]
-			for k := c; k < nFeatures; k++ {
+			for k := c; k < nInputs; k++ {
 				a[r][k] -= f * a[c][k]
 			}
 			b[r] -= f * b[c]
 		}
 	}
-	var x [nFeatures]float64
+	var x [nInputs]float64
 	for i := range x {
 		x[i] = b[i] / a[i][i]
 	}
@@ -149,10 +149,10 @@ func TestVerifierWeights(t *testing.T) {
 	_, all := devSamples(t)
 	w, cut := fitVerifier(all)
 	var b strings.Builder
-	b.WriteString("var verifierWeights = [nFeatures]float64{\n")
+	b.WriteString("var verifierWeights = [nInputs]float64{\n")
 	for i, v := range w {
 		fmt.Fprintf(&b, "\t%.10g,", v)
-		if i%4 == 3 || i == nFeatures-1 {
+		if i%4 == 3 || i == nInputs-1 {
 			b.WriteString("\n")
 		}
 	}

@@ -53,6 +53,9 @@ var coachParityInputs = []string{
 	"ACID", "Sliding window maximum.", "Cool. Okay warm up, reverse a linked list", "0-1 背包", "Top K 高频元素",
 	"Okay technical. Stack versus heap memory", "the numbers look good", "Redis, nice.", "实现 memcpy，要考虑内存重叠的情况",
 	"好，Redis 这块可以了", "我们用 Kafka",
+	// terse prompts said as orders, and statements that share their words
+	"Validate a BST. Approach.", "design dropbox file sync across devices", "Please walk through your design.",
+	"Design reviews happen on Thursdays.", "I like your approach.", "嗯 最长递增子序列 说思路", "在线判题系统 你来设计", "嗯思路是对的。",
 	// a greeting or a check-in, then a question of its own; then one more check-in
 	"Hi, nice to meet you. Let's start, tell me about yourself.", "喂 能听到吗 好 那我们先聊技术 进程和线程有什么区别",
 	"Hey, can you hear me? Is the video frozen?", "Can you hear Ravi okay? His mic is a bit quiet.",

@@ -117,11 +117,14 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 	}
 }
 
-// Floors just under the figures measured when the verifier (see verify)
-// was fitted on the dev halves, 2026-12-03; right, wrong and false hits,
-// %. The test halves and the final set were scored once the model was
-// fixed; heldout8 was written after it, and is not in the fit. docs/benchmarks.md has the hand-set rule's figures before it and
-// its history. The aims are 90% right, 3% wrong, 5% false hits.
+// Floors just under the figures measured with the verifier (see verify)
+// fitted on the dev halves, 2026-12-03, after coach's question rules for
+// terse prompts ("Validate a BST.", "说思路", "你来设计"); right, wrong and
+// false hits, %. The test halves and the final set were scored after the
+// model was fixed; heldout8 was written after it and is not in the fit.
+// docs/benchmarks.md has the hand-set rule's figures before it, its
+// history, and how often each test half was scored. The aims are 90%
+// right, 3% wrong, 5% false hits.
 var (
 	// heldout_dev: 89.4 / 1.1 / 3.7 (zh 90.2 / 0.0 / 7.5, en 88.6 / 2.3 / 0.0)
 	devFloors = map[string]floors{
@@ -135,11 +138,11 @@ var (
 		LangZH: {right: 0.865, wrong: 0.015, falseHit: 0.04},
 		LangEN: {right: 0.775, wrong: 0.015, falseHit: 0.04},
 	}
-	// heldout_final: 85.2 / 0.4 / 12.4 (zh 87.3 / 0.4 / 14.0, en 83.0 / 0.4 / 10.8)
+	// heldout_final: 85.6 / 0.4 / 12.8 (zh 87.7 / 0.4 / 14.9, en 83.5 / 0.4 / 10.8)
 	finalFloors = map[string]floors{
-		"all":  {right: 0.85, wrong: 0.005, falseHit: 0.125},
-		LangZH: {right: 0.87, wrong: 0.005, falseHit: 0.145},
-		LangEN: {right: 0.825, wrong: 0.005, falseHit: 0.11},
+		"all":  {right: 0.855, wrong: 0.005, falseHit: 0.13},
+		LangZH: {right: 0.875, wrong: 0.005, falseHit: 0.15},
+		LangEN: {right: 0.83, wrong: 0.005, falseHit: 0.11},
 	}
 	// heldout2_dev: 62.5 / 1.4 / 3.7 (zh 64.4 / 1.0 / 1.5, en 60.7 / 1.9 / 5.9)
 	dev2Floors = map[string]floors{
@@ -147,35 +150,35 @@ var (
 		LangZH: {right: 0.64, wrong: 0.015, falseHit: 0.02},
 		LangEN: {right: 0.605, wrong: 0.02, falseHit: 0.06},
 	}
-	// heldout2_test: 53.9 / 0.9 / 2.2 (zh 47.9 / 0.8 / 2.9, en 60.2 / 0.9 / 1.5)
+	// heldout2_test: 54.7 / 0.9 / 2.2 (zh 48.7 / 0.8 / 2.9, en 61.1 / 0.9 / 1.5)
 	test2Floors = map[string]floors{
-		"all":  {right: 0.535, wrong: 0.01, falseHit: 0.025},
-		LangZH: {right: 0.475, wrong: 0.01, falseHit: 0.03},
-		LangEN: {right: 0.6, wrong: 0.01, falseHit: 0.02},
+		"all":  {right: 0.545, wrong: 0.01, falseHit: 0.025},
+		LangZH: {right: 0.485, wrong: 0.01, falseHit: 0.03},
+		LangEN: {right: 0.61, wrong: 0.01, falseHit: 0.02},
 	}
-	// heldout3_dev: 79.8 / 1.2 / 3.2 (zh 78.0 / 0.0 / 4.3, en 81.6 / 2.4 / 1.8)
+	// heldout3_dev: 80.6 / 1.2 / 3.2 (zh 78.7 / 0.0 / 4.3, en 82.4 / 2.4 / 1.8)
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.795, wrong: 0.015, falseHit: 0.035},
-		LangZH: {right: 0.775, wrong: 0.005, falseHit: 0.045},
-		LangEN: {right: 0.815, wrong: 0.025, falseHit: 0.02},
+		"all":  {right: 0.805, wrong: 0.015, falseHit: 0.035},
+		LangZH: {right: 0.785, wrong: 0.005, falseHit: 0.045},
+		LangEN: {right: 0.82, wrong: 0.025, falseHit: 0.02},
 	}
-	// heldout3_test: 71.5 / 0.8 / 0.8 (zh 77.1 / 0.0 / 0.0, en 66.4 / 1.5 / 1.7)
+	// heldout3_test: 71.9 / 0.8 / 0.8 (zh 77.1 / 0.0 / 0.0, en 67.2 / 1.5 / 1.7)
 	test3Floors = map[string]floors{
-		"all":  {right: 0.71, wrong: 0.01, falseHit: 0.01},
+		"all":  {right: 0.715, wrong: 0.01, falseHit: 0.01},
 		LangZH: {right: 0.77, wrong: 0.005, falseHit: 0.005},
-		LangEN: {right: 0.66, wrong: 0.02, falseHit: 0.02},
+		LangEN: {right: 0.67, wrong: 0.02, falseHit: 0.02},
 	}
-	// heldout4_dev: 85.0 / 0.0 / 4.0 (zh 86.0 / 0.0 / 2.0, en 84.0 / 0.0 / 6.0)
+	// heldout4_dev: 85.5 / 0.0 / 4.0 (zh 86.0 / 0.0 / 2.0, en 85.0 / 0.0 / 6.0)
 	dev4Floors = map[string]floors{
-		"all":  {right: 0.845, wrong: 0.005, falseHit: 0.045},
+		"all":  {right: 0.85, wrong: 0.005, falseHit: 0.045},
 		LangZH: {right: 0.855, wrong: 0.005, falseHit: 0.025},
-		LangEN: {right: 0.835, wrong: 0.005, falseHit: 0.065},
+		LangEN: {right: 0.845, wrong: 0.005, falseHit: 0.065},
 	}
-	// heldout4_test: 78.5 / 0.5 / 2.0 (zh 78.0 / 1.0 / 4.0, en 79.0 / 0.0 / 0.0)
+	// heldout4_test: 79.5 / 0.5 / 2.0 (zh 78.0 / 1.0 / 4.0, en 81.0 / 0.0 / 0.0)
 	test4Floors = map[string]floors{
-		"all":  {right: 0.78, wrong: 0.01, falseHit: 0.025},
+		"all":  {right: 0.79, wrong: 0.01, falseHit: 0.025},
 		LangZH: {right: 0.775, wrong: 0.015, falseHit: 0.045},
-		LangEN: {right: 0.785, wrong: 0.005, falseHit: 0.005},
+		LangEN: {right: 0.805, wrong: 0.005, falseHit: 0.005},
 	}
 	// heldout5_dev: 43.6 / 3.8 / 2.5 (zh 48.9 / 4.4 / 4.3, en 36.4 / 3.0 / 0.8)
 	dev5Floors = map[string]floors{
@@ -201,31 +204,31 @@ var (
 		LangZH: {right: 0.47, wrong: 0.1, falseHit: 0.035},
 		LangEN: {right: 0.37, wrong: 0.025, falseHit: 0.02},
 	}
-	// heldout7_dev: 55.6 / 1.4 / 1.1 (zh 50.9 / 1.9 / 2.2, en 60.2 / 0.9 / 0.0)
+	// heldout7_dev: 56.5 / 1.9 / 1.1 (zh 50.9 / 1.9 / 2.2, en 62.0 / 1.9 / 0.0)
 	dev7Floors = map[string]floors{
-		"all":  {right: 0.555, wrong: 0.015, falseHit: 0.015},
+		"all":  {right: 0.56, wrong: 0.02, falseHit: 0.015},
 		LangZH: {right: 0.505, wrong: 0.02, falseHit: 0.025},
-		LangEN: {right: 0.6, wrong: 0.01, falseHit: 0.005},
+		LangEN: {right: 0.615, wrong: 0.02, falseHit: 0.005},
 	}
-	// heldout7_test: 53.8 / 1.4 / 3.6 (zh 56.2 / 1.0 / 7.3, en 51.4 / 1.9 / 0.0)
+	// heldout7_test: 55.2 / 1.4 / 3.6 (zh 56.2 / 1.0 / 7.3, en 54.2 / 1.9 / 0.0)
 	test7Floors = map[string]floors{
-		"all":  {right: 0.535, wrong: 0.015, falseHit: 0.04},
+		"all":  {right: 0.55, wrong: 0.015, falseHit: 0.04},
 		LangZH: {right: 0.56, wrong: 0.015, falseHit: 0.075},
-		LangEN: {right: 0.51, wrong: 0.02, falseHit: 0.005},
+		LangEN: {right: 0.54, wrong: 0.02, falseHit: 0.005},
 	}
-	// heldout8_dev: 88.8 / 0.0 / 11.3 (zh 87.4 / 0.0 / 16.7, en 90.3 / 0.0 / 6.1);
+	// heldout8_dev: 88.8 / 0.0 / 11.3 (zh 87.4 / 0.0 / 16.7, en 90.3 / 0.0 / 6.1)
 	// the hand-set rule before the verifier: 85.0 / 0.0 / 14.4
 	dev8Floors = map[string]floors{
 		"all":  {right: 0.885, wrong: 0.005, falseHit: 0.115},
 		LangZH: {right: 0.87, wrong: 0.005, falseHit: 0.17},
 		LangEN: {right: 0.9, wrong: 0.005, falseHit: 0.065},
 	}
-	// heldout8_test: 89.8 / 1.0 / 11.1 (zh 89.2 / 1.0 / 15.6, en 90.3 / 1.0 / 6.7);
+	// heldout8_test: 90.2 / 1.0 / 11.1 (zh 89.2 / 1.0 / 15.6, en 91.3 / 1.0 / 6.7)
 	// the hand-set rule: 89.8 / 1.0 / 16.7
 	test8Floors = map[string]floors{
-		"all":  {right: 0.895, wrong: 0.015, falseHit: 0.115},
+		"all":  {right: 0.9, wrong: 0.015, falseHit: 0.115},
 		LangZH: {right: 0.89, wrong: 0.015, falseHit: 0.16},
-		LangEN: {right: 0.9, wrong: 0.015, falseHit: 0.07},
+		LangEN: {right: 0.91, wrong: 0.015, falseHit: 0.07},
 	}
 )
 

@@ -41,10 +41,12 @@ func observe(t *testing.T, s *Store, hs heldoutSet) []observation {
 	return obs
 }
 
-// decide scores the observations of one language with the verifier's
-// weights w and cut.
+// decide scores the observations of one language as the store decides
+// them (see Store.hit), with the verifier's weights w and cut.
 func decide(obs []observation, lang string, w [nInputs]float64, cut float64) scores {
-	return tally(obs, lang, func(o observation) bool { return logit(w, inputs(o.lang, o.rule, o.ev)) >= cut })
+	return tally(obs, lang, func(o observation) bool {
+		return !refused(o.lang, o.rule, o.ev) && logit(w, inputs(o.lang, o.rule, o.ev)) >= cut
+	})
 }
 
 // ceiling scores obs of one language as if every best template the type

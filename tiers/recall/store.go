@@ -52,6 +52,13 @@ type evidence struct {
 // (session.TestCardsByTypeAtL3).
 var designMargins = map[string]float64{LangZH: 0.035}
 
+// refused reports whether a rule before either decision refuses the best
+// template of an utterance of type t in script: a design question that
+// does not lead by its margin (see designMargins).
+func refused(script string, t coach.Type, ev evidence) bool {
+	return t == coach.Design && ev.lead < designMargins[script]
+}
+
 // fixedMargins are the leads over the next template a set
 // Config.Threshold asks for, per language.
 var fixedMargins = map[string]float64{LangZH: 0.01, LangEN: 0.025}
@@ -68,7 +75,7 @@ const fixedTopicShare = 0.62
 // hit applies the decision rule to the best template of an utterance of
 // type t in script.
 func (s *Store) hit(script string, t coach.Type, ev evidence) bool {
-	if t == coach.Design && ev.lead < designMargins[script] {
+	if refused(script, t, ev) {
 		return false
 	}
 	if s.threshold == 0 {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/poise-dev/poise/coach"
 )
 
 // sample is one dev item whose type and Asks let a template through: the
@@ -18,12 +16,12 @@ type sample struct {
 }
 
 // samples returns the items of obs that have a best template the
-// verifier decides on: the design margin (designMargins) refuses some
-// before it.
+// verifier decides on: the design margin refuses some before it (see
+// refused).
 func samples(obs []observation) []sample {
 	var out []sample
 	for _, o := range obs {
-		if o.got != "" && (o.rule != coach.Design || o.ev.lead >= designMargins[o.lang]) {
+		if o.got != "" && !refused(o.lang, o.rule, o.ev) {
 			out = append(out, sample{x: inputs(o.lang, o.rule, o.ev), right: o.want != "" && o.got == o.want})
 		}
 	}

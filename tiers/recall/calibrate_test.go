@@ -84,11 +84,23 @@ func tally(obs []observation, lang string, hit func(observation) bool) scores {
 // on each dev half (see devSets): the most any rule on this ranking can
 // give, the verifier with cuts around its own, and each half scored by a
 // verifier fitted on the six others (leave one half out), which is what
-// the fit is worth on turns it never saw.
+// the fit is worth on turns it never saw. It fails when the sweep's row
+// at the shipped cut is not what the store decides (Store.hit): the sweep
+// must describe the rule in use.
 // go test -run Calibration -v ./tiers/recall/
 func TestCalibration(t *testing.T) {
 	t.Parallel()
 	sets, _ := devSamples(t)
+	store := &Store{}
+	for i, obs := range sets {
+		for _, lang := range []string{LangZH, LangEN} {
+			swept := decide(obs, lang, verifierWeights, verifierCut)
+			used := tally(obs, lang, func(o observation) bool { return store.hit(o.lang, o.rule, o.ev) })
+			if swept != used {
+				t.Errorf("%s %s: the sweep at verifierCut says %s, the store %s", devSets(t)[i], lang, swept.cells(), used.cells())
+			}
+		}
+	}
 	var names []string
 	for _, name := range devSets(t) {
 		names = append(names, strings.TrimSuffix(name, ".yaml"))

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -67,7 +68,7 @@ func fitVerifier(ss []sample) (w [nInputs]float64, cut float64) {
 	for i, s := range ss {
 		z[i], order[i] = logit(w, s.x), i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(z[a], z[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(z[b], z[a]) }) // most probable first
 	cut = math.Inf(1)
 	var v, best float64
 	for _, i := range order {
@@ -81,16 +82,6 @@ func fitVerifier(ss []sample) (w [nInputs]float64, cut float64) {
 		}
 	}
 	return w, cut
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // solve returns x with a·x = b, by Gauss–Jordan elimination with partial

@@ -17,8 +17,9 @@ import (
 // utterance asks something (coach.Asks: L3 answers questions only), its
 // type allows the template's family (see family), and the verifier (see
 // verify) takes it: a logistic model over the template's score, its lead
-// over the best other template, the coverage of its best-covered wording
-// and its topic evidence, fitted on the dev halves. A whole interviewer
+// over the best other template, the coverage of its best-covered wording,
+// its topic evidence and how specific to it the utterance's most specific
+// shared word is, fitted on the dev halves. A whole interviewer
 // turn dilutes the score by its lead-in but not the coverage of the
 // wording it asks; a short follow-up sharing a word with a long wording
 // scores high but covers little of it; a technical question about an
@@ -40,6 +41,7 @@ type evidence struct {
 	lead  float64 // over the best other template
 	cover float64 // coverage of its best-covered wording
 	topic float64 // the rarest shared feature's idf, over the collection's highest
+	spec  float64 // the most specific shared feature (see specificity)
 }
 
 // designMargins are the least lead of a hit for a design question, by
@@ -353,13 +355,15 @@ func (s *Store) match(ctx context.Context, text, lang, seniority string, dense *
 // nearest returns the best template of c for text (see perTemplate) and
 // the evidence for it: its score, its lead over the best other template
 // (the score itself when no other template shares a feature), the
-// coverage of its best-covered wording and its topic evidence. A text
+// coverage of its best-covered wording, its topic evidence and its
+// specificity. A text
 // sharing no feature with c gives no template.
 func (s *Store) nearest(c *collection, text string) (id string, ev evidence) {
 	n := len(c.template)
 	buf := make([]float64, 3*n) // one allocation for the three accumulators
 	acc, cov, rare := buf[:n], buf[n:2*n], buf[2*n:]
-	best, touched := c.lex.score(s.embed.features(text), acc, cov, rare, nil)
+	fs := s.embed.features(text)
+	best, touched := c.lex.score(fs, acc, cov, rare, nil)
 	if len(touched) == 0 || best == 0 {
 		return "", evidence{}
 	}
@@ -375,6 +379,7 @@ func (s *Store) nearest(c *collection, text string) (id string, ev evidence) {
 			ev.topic = max(ev.topic, rare[d]/c.lex.maxIDF)
 		}
 	}
+	ev.spec = c.specificity(fs, first)
 	return s.bank.Questions[first].ID, ev
 }
 
@@ -475,4 +480,31 @@ func scriptOfNormalized(normalized string) string {
 		return LangZH
 	}
 	return LangEN
+}
+
+// specificity is the most specific feature that fs shares with template
+// t: over the non-character features of fs that t's wordings have, the
+// largest share of a feature's wordings that are t's, times its idf over
+// the collection's highest. Near 1 for a topic word only t's wordings use
+// ("哈希表"), low for a frame many templates share ("是怎么实现的") however
+// rare it is among all wordings, which the topic evidence cannot tell
+// apart. It reads the postings of fs's features again, after score.
+func (c *collection) specificity(fs map[uint64]featureCount, t int32) float64 {
+	var spec float64
+	for h, f := range fs {
+		if f.kind == kindChar {
+			continue
+		}
+		ps := c.lex.postings[h]
+		var own int
+		for _, p := range ps {
+			if c.template[p.doc] == t {
+				own++
+			}
+		}
+		if own > 0 {
+			spec = max(spec, float64(own)/float64(len(ps))*c.lex.idf[h]/c.lex.maxIDF)
+		}
+	}
+	return spec
 }

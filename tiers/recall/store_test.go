@@ -262,27 +262,32 @@ func TestVerifierIsMonotone(t *testing.T) {
 	grid := []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1}
 	for _, script := range []string{LangZH, LangEN} {
 		for _, typ := range []coach.Type{coach.Behavioural, coach.Concept, coach.Project} {
-			sure := evidence{sim: HighThreshold, lead: HighThreshold / 2, cover: 0.8, topic: 1}
+			sure := evidence{sim: HighThreshold, lead: HighThreshold / 2, cover: 0.8, topic: 1, spec: 1}
 			if !verify(script, typ, sure) {
 				t.Errorf("%s %s: no hit with sure evidence %+v", script, typ, sure)
 			}
-			if weak := (evidence{sim: 0.3, lead: 0.05, cover: 0.15, topic: 0.3}); verify(script, typ, weak) {
+			if weak := (evidence{sim: 0.3, lead: 0.05, cover: 0.15, topic: 0.3, spec: 0.3}); verify(script, typ, weak) {
 				t.Errorf("%s %s: a hit on a short follow-up's evidence %+v", script, typ, weak)
 			}
 			for _, sim := range grid {
 				for _, lead := range grid {
 					for _, cover := range grid {
 						for _, topic := range grid {
-							ev := evidence{sim: sim, lead: min(lead, sim), cover: cover, topic: topic}
-							if !verify(script, typ, ev) {
-								continue
-							}
-							for i, more := range []evidence{
-								{sim: sim + 0.05, lead: ev.lead, cover: cover, topic: topic}, {sim: sim + 0.05, lead: ev.lead + 0.05, cover: cover, topic: topic},
-								{sim: sim, lead: ev.lead, cover: cover + 0.05, topic: topic}, {sim: sim, lead: ev.lead, cover: cover, topic: topic + 0.05},
-							} {
-								if !verify(script, typ, more) {
-									t.Fatalf("%s %s: a hit at %+v, a miss with more evidence (%d) %+v", script, typ, ev, i, more)
+							for _, spec := range grid {
+								ev := evidence{sim: sim, lead: min(lead, sim), cover: cover, topic: topic, spec: spec}
+								if !verify(script, typ, ev) {
+									continue
+								}
+								for i, more := range []evidence{
+									{sim: sim + 0.05, lead: ev.lead, cover: cover, topic: topic, spec: spec},
+									{sim: sim + 0.05, lead: ev.lead + 0.05, cover: cover, topic: topic, spec: spec},
+									{sim: sim, lead: ev.lead, cover: cover + 0.05, topic: topic, spec: spec},
+									{sim: sim, lead: ev.lead, cover: cover, topic: topic + 0.05, spec: spec},
+									{sim: sim, lead: ev.lead, cover: cover, topic: topic, spec: spec + 0.05},
+								} {
+									if !verify(script, typ, more) {
+										t.Fatalf("%s %s: a hit at %+v, a miss with more evidence (%d) %+v", script, typ, ev, i, more)
+									}
 								}
 							}
 						}

@@ -8,8 +8,8 @@ import (
 
 // The verifier decides whether an utterance's best template is a hit: a
 // logistic model over the lexical matcher's evidence (score, lead over the
-// next template, coverage of the best-covered wording, topic), the
-// utterance's script and the rule its type takes. It gives the
+// next template, coverage of the best-covered wording, topic,
+// specificity), the utterance's script and the rule its type takes. It gives the
 // probability that the best template is the one asked, and a hit needs at
 // least verifierCut's odds.
 //
@@ -32,7 +32,7 @@ import (
 const verifierLoss = 2.5
 
 // nInputs is the length of the verifier's input vector.
-const nInputs = 17
+const nInputs = 19
 
 // inputs returns the verifier's input vector for the best template of an
 // utterance in script whose type takes rule t. The first is the bias.
@@ -50,6 +50,7 @@ func inputs(script string, t coach.Type, ev evidence) [nInputs]float64 {
 		ev.sim * ev.cover, ev.lead * ev.cover,
 		tech, project, tech * ev.topic, project * ev.sim,
 		zh, zh * ev.sim, zh * ev.lead, zh * ev.cover,
+		ev.spec, tech * ev.spec,
 	}
 }
 

@@ -93,11 +93,14 @@ func checkFloors(t *testing.T, acc accuracy, floors map[string]float64) {
 
 // TestClassifyTrain measures Classify on testdata/types_train.yaml, the
 // set the rules and the lexicon were trained on, and checks floors just
-// under the measured figures.
+// under the measured figures. Since the coding and logistics rules decide
+// on their own (preciseRules) it fell from 92.7% to 89.1%: the naive
+// Bayes model, which learned this set, had overruled them here, and on
+// the sets it never saw that did more harm than good.
 func TestClassifyTrain(t *testing.T) {
 	t.Parallel()
 	checkFloors(t, score(t, "types_train.yaml", true), map[string]float64{
-		"all": 0.92, "zh": 0.92, "en": 0.92,
+		"all": 0.885, "zh": 0.88, "en": 0.895,
 	})
 }
 
@@ -107,9 +110,9 @@ func TestClassifyTrain(t *testing.T) {
 func TestClassifyDev(t *testing.T) {
 	t.Parallel()
 	checkFloors(t, score(t, "types_dev.yaml", true), map[string]float64{
-		// en 87.5% since untermedLead (88.3% before): one coding
-		// question without a technical term became behavioural.
-		"all": 0.91, "zh": 0.94, "en": 0.87,
+		// 95.3% (zh 96.4%, en 94.2%) since the coding and logistics
+		// rules decide on their own (91.8% before).
+		"all": 0.95, "zh": 0.96, "en": 0.94,
 	})
 }
 

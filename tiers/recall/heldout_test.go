@@ -119,108 +119,109 @@ func (f floors) check(t *testing.T, slice string, sc *scores) {
 
 // Floors just under the figures measured with the verifier (see verify)
 // fitted on the dev halves, 2026-12-03, after the specificity evidence
-// (see collection.specificity); right, wrong and false hits, %. The test
+// (see collection.specificity) and coach's coding and logistics rules
+// deciding on their own; right, wrong and false hits, %. The test
 // halves and the final set were scored after the model was fixed;
 // heldout8 was written after the first verifier and is not in the fit.
 // docs/benchmarks.md has the hand-set rule's figures before it, its
 // history, and how often each test half was scored. The aims are 90%
 // right, 3% wrong, 5% false hits.
 var (
-	// heldout_dev: 89.4 / 1.1 / 4.6 (zh 91.3 / 0.0 / 9.4, en 87.5 / 2.3 / 0.0)
+	// heldout_dev: 90.0 / 1.1 / 4.6 (zh 91.3 / 0.0 / 9.4, en 88.6 / 2.3 / 0.0)
 	devFloors = map[string]floors{
-		"all":  {right: 0.89, wrong: 0.015, falseHit: 0.05},
+		"all":  {right: 0.895, wrong: 0.015, falseHit: 0.05},
 		LangZH: {right: 0.91, wrong: 0.005, falseHit: 0.095},
-		LangEN: {right: 0.87, wrong: 0.025, falseHit: 0.005},
+		LangEN: {right: 0.885, wrong: 0.025, falseHit: 0.005},
 	}
-	// heldout_test: 83.2 / 0.8 / 3.8 (zh 87.4 / 1.1 / 3.9, en 78.9 / 0.6 / 3.8)
+	// heldout_test: 83.5 / 0.8 / 3.8 (zh 88.5 / 1.1 / 3.9, en 78.3 / 0.6 / 3.8)
 	testFloors = map[string]floors{
 		"all":  {right: 0.83, wrong: 0.01, falseHit: 0.04},
-		LangZH: {right: 0.87, wrong: 0.015, falseHit: 0.04},
-		LangEN: {right: 0.785, wrong: 0.01, falseHit: 0.04},
+		LangZH: {right: 0.88, wrong: 0.015, falseHit: 0.04},
+		LangEN: {right: 0.78, wrong: 0.01, falseHit: 0.04},
 	}
-	// heldout_final: 85.4 / 0.2 / 10.3 (zh 87.3 / 0.0 / 11.4, en 83.5 / 0.4 / 9.2)
+	// heldout_final: 85.4 / 0.2 / 9.4 (zh 88.2 / 0.0 / 9.6, en 82.6 / 0.4 / 9.2)
 	finalFloors = map[string]floors{
-		"all":  {right: 0.85, wrong: 0.005, falseHit: 0.105},
-		LangZH: {right: 0.87, wrong: 0.005, falseHit: 0.115},
-		LangEN: {right: 0.83, wrong: 0.005, falseHit: 0.095},
+		"all":  {right: 0.85, wrong: 0.005, falseHit: 0.095},
+		LangZH: {right: 0.88, wrong: 0.005, falseHit: 0.1},
+		LangEN: {right: 0.825, wrong: 0.005, falseHit: 0.095},
 	}
-	// heldout2_dev: 65.4 / 1.0 / 4.4 (zh 67.3 / 0.0 / 2.9, en 63.6 / 1.9 / 5.9)
+	// heldout2_dev: 65.4 / 1.4 / 4.4 (zh 66.3 / 1.0 / 2.9, en 64.5 / 1.9 / 5.9)
 	dev2Floors = map[string]floors{
 		"all":  {right: 0.65, wrong: 0.015, falseHit: 0.045},
-		LangZH: {right: 0.67, wrong: 0.005, falseHit: 0.03},
-		LangEN: {right: 0.635, wrong: 0.02, falseHit: 0.06},
+		LangZH: {right: 0.66, wrong: 0.015, falseHit: 0.03},
+		LangEN: {right: 0.64, wrong: 0.02, falseHit: 0.06},
 	}
-	// heldout2_test: 59.1 / 0.4 / 3.0 (zh 51.3 / 0.0 / 4.4, en 67.3 / 0.9 / 1.5)
+	// heldout2_test: 59.5 / 0.4 / 3.0 (zh 52.1 / 0.0 / 4.4, en 67.3 / 0.9 / 1.5)
 	test2Floors = map[string]floors{
 		"all":  {right: 0.59, wrong: 0.005, falseHit: 0.035},
-		LangZH: {right: 0.51, wrong: 0.005, falseHit: 0.045},
+		LangZH: {right: 0.52, wrong: 0.005, falseHit: 0.045},
 		LangEN: {right: 0.67, wrong: 0.01, falseHit: 0.02},
 	}
-	// heldout3_dev: 81.7 / 1.2 / 4.8 (zh 80.3 / 0.0 / 5.7, en 83.2 / 2.4 / 3.6)
+	// heldout3_dev: 82.1 / 1.6 / 3.2 (zh 81.1 / 0.8 / 4.3, en 83.2 / 2.4 / 1.8)
 	dev3Floors = map[string]floors{
-		"all":  {right: 0.815, wrong: 0.015, falseHit: 0.05},
-		LangZH: {right: 0.8, wrong: 0.005, falseHit: 0.06},
-		LangEN: {right: 0.83, wrong: 0.025, falseHit: 0.04},
+		"all":  {right: 0.82, wrong: 0.02, falseHit: 0.035},
+		LangZH: {right: 0.81, wrong: 0.01, falseHit: 0.045},
+		LangEN: {right: 0.83, wrong: 0.025, falseHit: 0.02},
 	}
-	// heldout3_test: 73.1 / 0.8 / 1.6 (zh 78.8 / 0.0 / 1.6, en 67.9 / 1.5 / 1.7)
+	// heldout3_test: 73.9 / 1.2 / 1.6 (zh 78.8 / 0.0 / 1.6, en 69.5 / 2.3 / 1.7)
 	test3Floors = map[string]floors{
-		"all":  {right: 0.73, wrong: 0.01, falseHit: 0.02},
+		"all":  {right: 0.735, wrong: 0.015, falseHit: 0.02},
 		LangZH: {right: 0.785, wrong: 0.005, falseHit: 0.02},
-		LangEN: {right: 0.675, wrong: 0.02, falseHit: 0.02},
+		LangEN: {right: 0.69, wrong: 0.025, falseHit: 0.02},
 	}
-	// heldout4_dev: 86.0 / 0.0 / 5.0 (zh 87.0 / 0.0 / 2.0, en 85.0 / 0.0 / 8.0)
+	// heldout4_dev: 85.5 / 0.0 / 5.0 (zh 87.0 / 0.0 / 2.0, en 84.0 / 0.0 / 8.0)
 	dev4Floors = map[string]floors{
-		"all":  {right: 0.855, wrong: 0.005, falseHit: 0.055},
+		"all":  {right: 0.85, wrong: 0.005, falseHit: 0.055},
 		LangZH: {right: 0.865, wrong: 0.005, falseHit: 0.025},
-		LangEN: {right: 0.845, wrong: 0.005, falseHit: 0.085},
+		LangEN: {right: 0.835, wrong: 0.005, falseHit: 0.085},
 	}
-	// heldout4_test: 80.0 / 0.0 / 2.0 (zh 78.0 / 0.0 / 4.0, en 82.0 / 0.0 / 0.0)
+	// heldout4_test: 80.5 / 0.0 / 2.0 (zh 77.0 / 0.0 / 4.0, en 84.0 / 0.0 / 0.0)
 	test4Floors = map[string]floors{
-		"all":  {right: 0.795, wrong: 0.005, falseHit: 0.025},
-		LangZH: {right: 0.775, wrong: 0.005, falseHit: 0.045},
-		LangEN: {right: 0.815, wrong: 0.005, falseHit: 0.005},
+		"all":  {right: 0.8, wrong: 0.005, falseHit: 0.025},
+		LangZH: {right: 0.765, wrong: 0.005, falseHit: 0.045},
+		LangEN: {right: 0.835, wrong: 0.005, falseHit: 0.005},
 	}
-	// heldout5_dev: 46.2 / 3.8 / 2.9 (zh 48.9 / 4.4 / 4.3, en 42.4 / 3.0 / 1.6)
+	// heldout5_dev: 44.9 / 3.8 / 3.3 (zh 46.7 / 4.4 / 5.2, en 42.4 / 3.0 / 1.6)
 	dev5Floors = map[string]floors{
-		"all":  {right: 0.46, wrong: 0.04, falseHit: 0.03},
-		LangZH: {right: 0.485, wrong: 0.045, falseHit: 0.045},
+		"all":  {right: 0.445, wrong: 0.04, falseHit: 0.035},
+		LangZH: {right: 0.465, wrong: 0.045, falseHit: 0.055},
 		LangEN: {right: 0.42, wrong: 0.035, falseHit: 0.02},
 	}
-	// heldout5_test: 36.8 / 6.6 / 7.5 (zh 38.6 / 2.3 / 9.7, en 34.4 / 12.5 / 5.6)
+	// heldout5_test: 36.8 / 5.3 / 6.7 (zh 38.6 / 2.3 / 8.8, en 34.4 / 9.4 / 4.8)
 	test5Floors = map[string]floors{
-		"all":  {right: 0.365, wrong: 0.07, falseHit: 0.08},
-		LangZH: {right: 0.385, wrong: 0.025, falseHit: 0.1},
-		LangEN: {right: 0.34, wrong: 0.13, falseHit: 0.06},
+		"all":  {right: 0.365, wrong: 0.055, falseHit: 0.07},
+		LangZH: {right: 0.385, wrong: 0.025, falseHit: 0.09},
+		LangEN: {right: 0.34, wrong: 0.095, falseHit: 0.05},
 	}
-	// heldout6_dev: 39.2 / 5.9 / 4.3 (zh 41.2 / 2.0 / 5.8, en 37.3 / 9.8 / 2.9)
+	// heldout6_dev: 38.2 / 4.9 / 5.0 (zh 41.2 / 2.0 / 7.2, en 35.3 / 7.8 / 2.9)
 	dev6Floors = map[string]floors{
-		"all":  {right: 0.39, wrong: 0.06, falseHit: 0.045},
-		LangZH: {right: 0.41, wrong: 0.025, falseHit: 0.06},
-		LangEN: {right: 0.37, wrong: 0.1, falseHit: 0.03},
+		"all":  {right: 0.38, wrong: 0.05, falseHit: 0.055},
+		LangZH: {right: 0.41, wrong: 0.025, falseHit: 0.075},
+		LangEN: {right: 0.35, wrong: 0.08, falseHit: 0.03},
 	}
-	// heldout6_test: 44.1 / 4.9 / 3.0 (zh 47.1 / 7.8 / 3.0, en 41.2 / 2.0 / 3.0)
+	// heldout6_test: 44.1 / 4.9 / 3.0 (zh 49.0 / 7.8 / 3.0, en 39.2 / 2.0 / 3.0)
 	test6Floors = map[string]floors{
 		"all":  {right: 0.44, wrong: 0.05, falseHit: 0.035},
-		LangZH: {right: 0.47, wrong: 0.08, falseHit: 0.035},
-		LangEN: {right: 0.41, wrong: 0.025, falseHit: 0.035},
+		LangZH: {right: 0.485, wrong: 0.08, falseHit: 0.035},
+		LangEN: {right: 0.39, wrong: 0.025, falseHit: 0.035},
 	}
-	// heldout7_dev: 57.9 / 1.4 / 3.3 (zh 52.8 / 0.9 / 6.7, en 63.0 / 1.9 / 0.0)
+	// heldout7_dev: 58.4 / 1.4 / 3.3 (zh 54.7 / 0.9 / 6.7, en 62.0 / 1.9 / 0.0)
 	dev7Floors = map[string]floors{
-		"all":  {right: 0.575, wrong: 0.015, falseHit: 0.035},
-		LangZH: {right: 0.525, wrong: 0.01, falseHit: 0.07},
-		LangEN: {right: 0.625, wrong: 0.02, falseHit: 0.005},
+		"all":  {right: 0.58, wrong: 0.015, falseHit: 0.035},
+		LangZH: {right: 0.545, wrong: 0.01, falseHit: 0.07},
+		LangEN: {right: 0.615, wrong: 0.02, falseHit: 0.005},
 	}
-	// heldout7_test: 57.1 / 1.4 / 3.6 (zh 56.2 / 1.0 / 7.3, en 57.9 / 1.9 / 0.0)
+	// heldout7_test: 57.5 / 1.4 / 3.6 (zh 57.1 / 1.0 / 7.3, en 57.9 / 1.9 / 0.0)
 	test7Floors = map[string]floors{
 		"all":  {right: 0.57, wrong: 0.015, falseHit: 0.04},
-		LangZH: {right: 0.56, wrong: 0.015, falseHit: 0.075},
+		LangZH: {right: 0.57, wrong: 0.015, falseHit: 0.075},
 		LangEN: {right: 0.575, wrong: 0.02, falseHit: 0.005},
 	}
-	// heldout8_dev: 89.3 / 0.0 / 11.3 (zh 87.4 / 0.0 / 16.7, en 91.3 / 0.0 / 6.1)
+	// heldout8_dev: 90.3 / 0.0 / 10.3 (zh 89.3 / 0.0 / 14.6, en 91.3 / 0.0 / 6.1)
 	// the hand-set rule before the verifier: 85.0 / 0.0 / 14.4
 	dev8Floors = map[string]floors{
-		"all":  {right: 0.89, wrong: 0.005, falseHit: 0.115},
-		LangZH: {right: 0.87, wrong: 0.005, falseHit: 0.17},
+		"all":  {right: 0.9, wrong: 0.005, falseHit: 0.105},
+		LangZH: {right: 0.89, wrong: 0.005, falseHit: 0.15},
 		LangEN: {right: 0.91, wrong: 0.005, falseHit: 0.065},
 	}
 	// heldout8_test: 91.2 / 1.0 / 11.1 (zh 90.2 / 1.0 / 15.6, en 92.2 / 1.0 / 6.7)

@@ -10,8 +10,8 @@
 // not from its naive Bayes model; on the labelled dev set the rules alone
 // give the right type about as often as the server's Classify
 // (coach.TestRulesAgreement logs both), but the two disagree on about one
-// utterance in eight, so an offline card may use another frame than the
-// server's would. Without the lexicon every question is coached as
+// utterance in eighteen, so an offline card may use another frame than
+// the server's would. Without the lexicon every question is coached as
 // behavioural (STAR / CARL).
 
 const SCRIPTS_URL = '/coach/scripts.json';

@@ -350,15 +350,15 @@ var (
 	// backRefEN and backRefZH point back at something the candidate said
 	// ("you mentioned", "你刚才"): a follow-up, whatever it asks.
 	backRefEN = phrases(strings.Split(backRefWordsEN, "|"))
-	backRefZH = strings.Fields("你刚才 你刚刚 刚才你 刚刚你 你提到 你说到 你说的 你讲的")
+	backRefZH = strings.Fields("你刚才 你刚刚 刚才你 刚刚你 你提到 你说到 你说的 你讲的 你刚提到 你刚说 你刚讲 你前面说 你前面提到 你之前说 你之前提到 你说你 你说把 你说用了 你说做了 你说从 你说当时")
 
 	// projectEN asks about the candidate's own work; projectTechEN asks
 	// about it only together with a technical term ("why did you use
 	// Kafka?").
 	projectEN     = phrases(strings.Split("that feature|that app|that architecture|that service|that system|that engine|that migration|that pipeline|that integration|that tool|this feature|you drew|your last project|your thesis|your specific contribution|on your resume you|in your project|on your project|for your project|in that project|on that project|in this project|in your system|in that system|your architecture|your implementation|your pipeline", "|"))
-	projectTechEN = phrases(strings.Split(backRefWordsEN+"|on your resume|your resume says|why did you|why did your team|why'd you|how did you|what did you|did you use|did you choose|did you pick|did you consider|did you go with|were you using|are you using|you used|you chose|your choice|your design|your service|your solution|your team's", "|"))
+	projectTechEN = phrases(strings.Split(backRefWordsEN+"|on your resume|your resume says|why did you|why did your team|why'd you|how did you|what did you|did you use|did you choose|did you pick|did you consider|did you go with|were you using|are you using|you used|you chose|your choice|your design|your service|your solution|your team's|were you running|you were running|you moved|you built|you migrated|you split|your side|back then|did that|you ended up|you went with|your fix|you switched", "|"))
 	projectZH     = strings.Fields("你们的 你们那个 你们项目 这个项目 那个项目 这个数据 你刚才说 你说的那个 上线之后 你们团队当时 你的项目里 你的项目中 你们项目里 你们的项目里 你们的系统里 你们系统里 你们的架构")
-	projectTechZH = append(slices.Clip(backRefZH), strings.Fields("项目里 项目中 你们当时 你们为什么 你们怎么 你们用 简历上写 你的方案 你的设计 为什么选 为什么用 为什么要用 当时为什么 怎么选 选型 你用了 你用的 你们选 有没有考虑")...)
+	projectTechZH = append(slices.Clip(backRefZH), strings.Fields("项目里 项目中 你们当时 你们为什么 你们怎么 你们用 简历上写 你的方案 你的设计 你们数据库 你们服务 你们线上 你们的服务 你们的数据库 你那个 你这个方案 你这个设计 你们是 当时用的 你实习 为什么选 为什么用 为什么要用 当时为什么 怎么选 选型 你用了 你用的 你们选 有没有考虑")...)
 
 	conceptEN = phrases(strings.Split("what is a|what is an|what is the difference|what's the difference|what are the differences|difference between|differences between|what does it mean|what do you mean by|explain how|how does a|how does an|how does the|what happens when|pros and cons of|definition of|define", "|"))
 	// conceptFirstEN and conceptFirstZH ask how something works, before

@@ -7,28 +7,36 @@ import (
 
 // TestRulesAgreement measures what the browser's offline coach covers: how
 // often the rules alone (ClassifyRules, which coach.js ports) give the
-// labelled type of the dev half, against Classify with its model. The
-// figures are logged; the floors keep the port honest.
+// labelled type, against Classify with its model, on the dev half (which
+// the rules were tuned on) and the test half. The floors keep the port
+// honest; the test half shows how far the rules carry beyond the half
+// they fit (75.4% against the model's 88.4%, 2026-12-03).
 func TestRulesAgreement(t *testing.T) {
-	set := loadLabelled(t, "types_dev.yaml")
-	var rules, full, agree int
-	for _, l := range set {
-		r, c := ClassifyRules(l.Text, l.Lang), Classify(l.Text, l.Lang)
-		if r == l.Type {
-			rules++
+	for _, half := range []struct {
+		name              string
+		rulesFloor, agree float64
+	}{{"types_dev.yaml", 0.85, 0.80}, {"types_test.yaml", 0.74, 0.70}} {
+		set := loadLabelled(t, half.name)
+		var rules, full, agree int
+		for _, l := range set {
+			r, c := ClassifyRules(l.Text, l.Lang), Classify(l.Text, l.Lang)
+			if r == l.Type {
+				rules++
+			}
+			if c == l.Type {
+				full++
+			}
+			if r == c {
+				agree++
+			}
 		}
-		if c == l.Type {
-			full++
+		n := float64(len(set))
+		t.Logf("%s, %d utterances: rules alone right %.1f%%, Classify right %.1f%%, agreeing %.1f%%",
+			half.name, len(set), 100*float64(rules)/n, 100*float64(full)/n, 100*float64(agree)/n)
+		if float64(rules)/n < half.rulesFloor || float64(agree)/n < half.agree {
+			t.Errorf("%s: rules alone right %d/%d, agreeing %d/%d: under the floors (%.0f%%, %.0f%%)",
+				half.name, rules, len(set), agree, len(set), 100*half.rulesFloor, 100*half.agree)
 		}
-		if r == c {
-			agree++
-		}
-	}
-	n := float64(len(set))
-	t.Logf("dev half, %d utterances: rules alone right %.1f%%, Classify right %.1f%%, agreeing %.1f%%",
-		len(set), 100*float64(rules)/n, 100*float64(full)/n, 100*float64(agree)/n)
-	if float64(rules)/n < 0.85 || float64(agree)/n < 0.80 {
-		t.Errorf("rules alone right %d/%d, agreeing %d/%d: under the floors (85%%, 80%%)", rules, len(set), agree, len(set))
 	}
 }
 

@@ -18,8 +18,8 @@ import (
 var trainingSet []byte
 
 // bayes is a multinomial naive Bayes model over an utterance's tokens
-// (see tokens), trained once from trainingSet. It is read-only after
-// training.
+// (see tokens), built once from the training counts (see counted). It is
+// read-only after training.
 type bayes struct {
 	types []Type               // the types trained, in Types' order
 	prior []float64            // per type: log P(type)
@@ -27,9 +27,21 @@ type bayes struct {
 	logp  map[string][]float64 // per token, per type: log P(token | type), unk where the type never saw it
 }
 
-// model trains the naive Bayes model on first use; a training set that
-// does not decode leaves it nil and Classify on the rules alone.
-var model = sync.OnceValue(func() *bayes {
+// bayesCounts are what the naive Bayes model is built from: the training
+// set's counts. The server builds its model from them (model), and the
+// page's offline coach builds the same model from the copy served in
+// types.json (web/static/coach.js), so that both type a question alike.
+type bayesCounts struct {
+	Types  []Type           `json:"types"`  // the types trained, in Types' order
+	Docs   []int            `json:"docs"`   // per type: training utterances
+	Totals []int            `json:"totals"` // per type: tokens
+	Tokens map[string][]int `json:"tokens"` // per token: (index into Types, count) pairs
+	Alpha  float64          `json:"alpha"`  // additive smoothing (bayesAlpha)
+}
+
+// counted counts trainingSet once; a training set that does not decode
+// gives nil, and Classify then runs on the rules alone.
+var counted = sync.OnceValue(func() *bayesCounts {
 	var set []struct {
 		Lang string `yaml:"lang"`
 		Type Type   `yaml:"type"`
@@ -38,37 +50,69 @@ var model = sync.OnceValue(func() *bayes {
 	if err := yaml.Unmarshal(trainingSet, &set); err != nil || len(set) == 0 {
 		return nil
 	}
-	counts := map[Type]map[string]float64{}
-	totals := map[Type]float64{}
-	docs := map[Type]float64{}
-	vocab := map[string]bool{}
+	bc := &bayesCounts{Tokens: map[string][]int{}, Alpha: bayesAlpha}
+	present := map[Type]bool{}
 	for _, l := range set {
-		if counts[l.Type] == nil {
-			counts[l.Type] = map[string]float64{}
-		}
-		docs[l.Type]++
-		for _, tok := range tokens(l.Text) {
-			counts[l.Type][tok]++
-			totals[l.Type]++
-			vocab[tok] = true
-		}
+		present[l.Type] = true
 	}
-	m := &bayes{logp: map[string][]float64{}}
-	v := float64(len(vocab))
+	index := map[Type]int{}
 	for _, t := range Types {
-		if counts[t] == nil {
-			continue
+		if present[t] {
+			index[t] = len(bc.Types)
+			bc.Types = append(bc.Types, t)
 		}
-		m.types = append(m.types, t)
-		m.prior = append(m.prior, math.Log(docs[t]/float64(len(set))))
-		m.unk = append(m.unk, math.Log(bayesAlpha/(totals[t]+bayesAlpha*v)))
 	}
-	for tok := range vocab {
-		row := slices.Clone(m.unk)
-		for i, t := range m.types {
-			if n, ok := counts[t][tok]; ok {
-				row[i] = math.Log((n + bayesAlpha) / (totals[t] + bayesAlpha*v))
+	bc.Docs = make([]int, len(bc.Types))
+	bc.Totals = make([]int, len(bc.Types))
+	perToken := map[string]map[int]int{}
+	for _, l := range set {
+		i, ok := index[l.Type]
+		if !ok {
+			continue // a type Classify does not know
+		}
+		bc.Docs[i]++
+		for _, tok := range tokens(l.Text) {
+			if perToken[tok] == nil {
+				perToken[tok] = map[int]int{}
 			}
+			perToken[tok][i]++
+			bc.Totals[i]++
+		}
+	}
+	for tok, byType := range perToken {
+		var pairs []int
+		for i := range bc.Types {
+			if n := byType[i]; n > 0 {
+				pairs = append(pairs, i, n)
+			}
+		}
+		bc.Tokens[tok] = pairs
+	}
+	return bc
+})
+
+// model builds the naive Bayes model from the training counts on first
+// use; nil when there are none.
+var model = sync.OnceValue(func() *bayes {
+	bc := counted()
+	if bc == nil {
+		return nil
+	}
+	var docs int
+	for _, d := range bc.Docs {
+		docs += d
+	}
+	m := &bayes{types: bc.Types, logp: map[string][]float64{}}
+	v := float64(len(bc.Tokens))
+	for i := range bc.Types {
+		m.prior = append(m.prior, math.Log(float64(bc.Docs[i])/float64(docs)))
+		m.unk = append(m.unk, math.Log(bc.Alpha/(float64(bc.Totals[i])+bc.Alpha*v)))
+	}
+	for tok, pairs := range bc.Tokens {
+		row := slices.Clone(m.unk)
+		for k := 0; k+1 < len(pairs); k += 2 {
+			i, n := pairs[k], float64(pairs[k+1])
+			row[i] = math.Log((n + bc.Alpha) / (float64(bc.Totals[i]) + bc.Alpha*v))
 		}
 		m.logp[tok] = row
 	}
@@ -129,9 +173,12 @@ func tokens(text string) []string {
 		rs = appendHan(&out, rs)
 	}
 	appendHan(&out, rs)
-	for name, on := range map[string]bool{"#q": c.question, "#tech": c.tech, "#self": c.self, "#you": c.address} {
-		if on {
-			out = append(out, name, name, name)
+	for _, cue := range [...]struct {
+		name string
+		on   bool
+	}{{"#q", c.question}, {"#tech", c.tech}, {"#self", c.self}, {"#you", c.address}} {
+		if cue.on { // in a fixed order, so that the scores' sums are the page's (coach.js)
+			out = append(out, cue.name, cue.name, cue.name)
 		}
 	}
 	return out

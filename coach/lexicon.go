@@ -6,23 +6,21 @@ import (
 	"sync"
 )
 
-// ClassifyRules is Classify by its rules alone, without the naive Bayes
-// model: what the browser's offline coach (web/static/coach.js) computes
-// from LexiconJSON. On the labelled dev set it agrees with Classify on
-// TestRulesAgreement's share of utterances.
-func ClassifyRules(text, lang string) Type { return classifyRules(text, lang) }
-
-// lexiconFile is the classifier's lexicon as JSON: English phrases as
-// words joined by single spaces, Chinese entries as substrings.
+// lexiconFile is the classifier as JSON, for the browser's offline coach
+// (web/static/coach.js) to type questions as Classify does: the lexicon
+// (English phrases as words joined by single spaces, Chinese entries as
+// substrings), the naive Bayes model's training counts and untermedLead.
 type lexiconFile struct {
-	Version int                 `json:"version"`
-	EN      map[string][]string `json:"en"`
-	ZH      map[string][]string `json:"zh"`
+	Version      int                 `json:"version"`
+	EN           map[string][]string `json:"en"`
+	ZH           map[string][]string `json:"zh"`
+	Model        *bayesCounts        `json:"model,omitempty"` // none when the training set does not decode
+	UntermedLead float64             `json:"untermed_lead"`
 }
 
-// lexiconVersion changes whenever the rules that read the lexicon change,
-// so a browser never applies a stale copy with new code.
-const lexiconVersion = 4
+// lexiconVersion changes whenever the rules or the model that read the
+// file change, so a browser never applies a stale copy with new code.
+const lexiconVersion = 5
 
 // lexiconJSON is built once from the tables of classify.go.
 var lexiconJSON = sync.OnceValue(func() []byte {
@@ -40,15 +38,17 @@ var lexiconJSON = sync.OnceValue(func() []byte {
 			"project": en(projectEN), "project_tech": en(projectTechEN), "concept": en(conceptEN),
 			"concept_first": en(conceptFirstEN), "concept_weak": en(conceptWeakEN), "tech": en(techEN),
 			"request": en(requestEN), "address": en(addressEN), "self": en(selfEN), "topic_ack": en(topicAckEN),
-			"topic_cue": en(topicCueEN),
+			"topic_cue": en(topicCueEN), "behavioural": en(behaviouralEN),
 		},
 		ZH: map[string][]string{
 			"smalltalk": smalltalkZH, "logistics": logisticsZH, "coding": codingZH, "design": designZH,
 			"project": projectZH, "project_tech": projectTechZH, "concept": conceptZH,
 			"concept_first": conceptFirstZH, "concept_weak": conceptWeakZH, "tech": techZH,
 			"request": requestZH, "address": addressZH, "self": selfZH, "topic_ack": topicAckZH,
-			"topic_cue": topicCueZH,
+			"topic_cue": topicCueZH, "behavioural": behaviouralZH,
 		},
+		Model:        counted(),
+		UntermedLead: untermedLead,
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -57,7 +57,7 @@ var lexiconJSON = sync.OnceValue(func() []byte {
 	return b
 })
 
-// LexiconJSON returns the type classifier's lexicon, served to browsers
-// at /coach/types.json so that their offline coach types questions by the
-// same rules (ClassifyRules). The caller may keep the slice.
+// LexiconJSON returns the type classifier (see lexiconFile), served to
+// browsers at /coach/types.json so that their offline coach types
+// questions as Classify does. The caller may keep the slice.
 func LexiconJSON() []byte { return append([]byte(nil), lexiconJSON()...) }

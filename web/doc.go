@@ -3,7 +3,7 @@
 // assets (plain HTML, CSS and ES modules, no build step) under /static/.
 //
 // The copilot page speaks WebSocket protocol v1 on /ws and fetches
-// /coach/scripts.json and /coach/types.json (the question-type lexicon),
+// /coach/scripts.json and /coach/types.json (the question-type classifier: its lexicon and its model's counts),
 // which it caches to coach on its own when the server is unreachable; the ops page polls /ops/api/*. Package web imports
 // nothing else of Poise's: the server routes to it, never the reverse.
 package web

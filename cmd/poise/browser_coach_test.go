@@ -84,13 +84,19 @@ var coachParityInputs = []string{
 	"given coordinates of points find the closest pair", "given that we are short on time we will skip the design part",
 	"kindly note the office is closed on fridays", "这个接口慢了你一般咋排查", "我们这边加班不咋多", "你说下这个模块的思路",
 	"我先说下今天的安排", "给定一个字符串 找出最长的不重复子串",
+	// the rules' behavioural default, where the model decides: a follow-up,
+	// a concept, design questions without a design cue; and a personal
+	// question it may not call technical
+	"You said you rolled back rather than fixing forward, what made that the right call?",
+	"um what's a saga pattern, have you come across that",
+	"How would you make sure a customer never gets charged twice if the client retries?",
+	"Where would you keep the audit log in this design so that nobody can tamper with it?",
+	"How would your manager describe you in one word", "为什么要离职？",
 }
 
 // testCoachParity checks that the browser's coach (web/static/coach.js, run
-// when the server is out of reach) gives exactly the server's cards for
-// the type by the classifier's rules (coach.ClassifyRules, the part of the
-// classifier coach.js ports), and that the rules type most of the table as
-// the server's Classify does.
+// when the server is out of reach) gives exactly the server's cards, typed
+// by coach.Classify (its rules and its naive Bayes model, both ported).
 func testCoachParity(t *testing.T, env *browserEnv, s *poiseServer) {
 	tb := env.newTab(t)
 	tb.do(chromedp.Navigate(s.url("/")))
@@ -111,7 +117,7 @@ func testCoachParity(t *testing.T, env *browserEnv, s *poiseServer) {
 			lang string
 			got  coach.Card
 		}{{"en", got[i].EN}, {"zh", got[i].ZH}} {
-			want := coach.CardOf(text, coach.ClassifyRules(text, c.lang), c.lang)
+			want := coach.CardOf(text, coach.Classify(text, c.lang), c.lang)
 			if !reflect.DeepEqual(c.got, want) {
 				t.Errorf("%q in %s: the browser's card\n %+v\nthe server's\n %+v", text, c.lang, c.got, want)
 			}

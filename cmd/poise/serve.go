@@ -161,16 +161,8 @@ func (a *app) routes() http.Handler {
 		}
 		w.Write([]byte("ready\n"))
 	})
-	mux.HandleFunc("GET /coach/scripts.json", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "max-age=3600")
-		w.Write(coach.ScriptsJSON())
-	})
-	mux.HandleFunc("GET /coach/types.json", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "max-age=3600")
-		w.Write(coach.LexiconJSON())
-	})
+	mux.HandleFunc("GET /coach/scripts.json", coachFile(coach.ScriptsJSON()))
+	mux.HandleFunc("GET /coach/types.json", coachFile(coach.LexiconJSON()))
 	gw := a.localTrust(len(a.cfg.Gateway.Keys) == 0, a.gw)
 	mux.Handle("POST /v1/chat/completions", gw)
 	mux.Handle("GET /v1/models", gw)

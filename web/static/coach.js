@@ -5,20 +5,18 @@
 // Keep it in step with coach/detect.go, coach/coach.go and the rules of
 // coach/classify.go; the browser tests compare the two card by card.
 //
-// What it covers: the question type comes from a port of the classifier's
-// rules (coach.ClassifyRules, over the lexicon served at /coach/types.json),
-// not from its naive Bayes model. On the labelled dev half, which the rules
-// were tuned on, the rules alone give the right type about as often as the
-// server's Classify; on the test half less often (75% against 88%), and
-// the two disagree on 23% of its utterances (coach.TestRulesAgreement logs
-// both halves), so an offline card may use another frame than the
-// server's would. Without the lexicon every question is coached as
+// What it covers: the question type comes from a port of coach.Classify:
+// its rules over the lexicon served at /coach/types.json, and where the
+// rules fall back on their default, its naive Bayes model, built from the
+// training counts served in the same file. The rules alone would be right
+// for 75% of the labelled test half against the model's 88%
+// (coach.TestRulesAlone). Without the lexicon every question is coached as
 // behavioural (STAR / CARL).
 
 const SCRIPTS_URL = '/coach/scripts.json';
 const CACHE_KEY = 'poise.coach.scripts.v1';
 const LEXICON_URL = '/coach/types.json';
-const LEXICON_KEY = 'poise.coach.types.v3';
+const LEXICON_KEY = 'poise.coach.types.v5';
 // Bounds of a topic turn's last clause (coach/classify.go's topicWords, topicHan).
 const TOPIC_WORDS = 8;
 const TOPIC_HAN = 8;
@@ -31,7 +29,7 @@ const HAN = /\p{Script=Han}/u;
 // resolves to a Script, or null when neither is usable. It never rejects.
 export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
   const lexicon = await loadJSON(fetchFn, storage, LEXICON_URL, LEXICON_KEY, (f) => {
-    if (!f || f.version !== 4 || !f.en || !f.zh) throw new Error('coach: types.json version must be 4');
+    if (!f || f.version !== 5 || !f.en || !f.zh) throw new Error('coach: types.json version must be 5');
     return f;
   });
   return loadJSON(fetchFn, storage, SCRIPTS_URL, CACHE_KEY, (f) => new Script(f, lexicon));
@@ -107,6 +105,8 @@ export class Script {
     }));
     this.types = f.types || {};
     this.lexicon = lexicon ? parseLexicon(lexicon) : null;
+    this.model = lexicon && lexicon.model ? new Bayes(lexicon.model) : null;
+    this.untermedLead = lexicon ? Number(lexicon.untermed_lead) : 0;
     this.text = f.text || {};
     for (const lang of ['en', 'zh']) {
       const tx = this.text[lang];
@@ -131,7 +131,7 @@ export class Script {
 
   // card returns the coach card for text in lang, shaped like the server's
   // `coach` message body: {kind, countdown_s, framework {name, steps}, tips,
-  // question_type}, the type by classifyRules.
+  // question_type}, the type by typeOf.
   card(text, lang) {
     const tx = this.text[String(lang || '').toLowerCase().startsWith('zh') ? 'zh' : 'en'];
     const c = this.cues(text);
@@ -144,7 +144,7 @@ export class Script {
         question_type: 'statement',
       };
     }
-    let type = this.classifyCues(this.askedCues(text, c)); // coach.ClassifyRules
+    let type = this.typeOf(text, c);
     let countdown = this.countdownS;
     if (this.types[type]) countdown = this.types[type].countdown_s;
     else type = 'behavioural';
@@ -157,6 +157,31 @@ export class Script {
       tips: countdown === 0 && own.length ? [...own] : [qt[0], ...own, ...qt.slice(1)],
       question_type: type,
     };
+  }
+
+  // typeOf is coach.Classify for a question: the rules' type (of the part
+  // askedCues reads), and where the rules fall back on their behavioural
+  // default, the naive Bayes model's, which may not call small talk an
+  // English question, nor concept a Chinese one without a technical term,
+  // nor technical one that asks about the candidate as a person or, without
+  // a technical term, at odds under untermed_lead.
+  typeOf(text, c) {
+    const a = this.askedCues(text, c);
+    const r = this.classifyCues(a);
+    if (r !== 'behavioural' || !this.model) return r;
+    const { type, lead } = this.model.classify(tokens(a));
+    const han = HAN.test(a.text);
+    const technical = type === 'concept' || type === 'design' || type === 'coding';
+    if ((type === 'smalltalk' && !han) || (type === 'concept' && han && !a.tech) ||
+      (technical && (this.personal(a) || (!a.tech && lead < this.untermedLead)))) return r;
+    return type;
+  }
+
+  // personal is coach.personal: without a technical term, the words of
+  // behavioural interviews.
+  personal(c) {
+    const L = this.lexicon;
+    return !c.tech && (containsAnyPhrase(c.words, L.en.behavioural) || anySub(c.text, L.zh.behavioural));
   }
 
   frameworkFor(text, type) {
@@ -347,6 +372,71 @@ export class Script {
       w = w.slice(n);
     }
   }
+}
+
+// Bayes is coach's naive Bayes model, built as coach.model builds it from
+// the training counts of a types.json (m: {types, docs, totals, tokens:
+// {token: [type index, count, …]}, alpha}).
+class Bayes {
+  constructor(m) {
+    this.types = list(m.types);
+    const docs = list(m.docs).reduce((a, b) => a + b, 0);
+    const v = Object.keys(m.tokens || {}).length;
+    this.prior = this.types.map((_, i) => Math.log(m.docs[i] / docs));
+    this.unk = this.types.map((_, i) => Math.log(m.alpha / (m.totals[i] + m.alpha * v)));
+    this.logp = new Map();
+    for (const [tok, pairs] of Object.entries(m.tokens || {})) {
+      const row = [...this.unk];
+      for (let k = 0; k + 1 < pairs.length; k += 2) {
+        row[pairs[k]] = Math.log((pairs[k + 1] + m.alpha) / (m.totals[pairs[k]] + m.alpha * v));
+      }
+      this.logp.set(tok, row);
+    }
+    this.behavioural = Math.max(0, this.types.indexOf('behavioural'));
+  }
+
+  // classify returns the most probable type of the tokens and its log-odds
+  // over behavioural (coach.bayes.classify).
+  classify(toks) {
+    const scores = [...this.prior];
+    for (const tok of toks) {
+      const row = this.logp.get(tok) || this.unk;
+      for (let i = 0; i < row.length; i++) scores[i] += row[i];
+    }
+    let best = 0;
+    for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
+    return { type: this.types[best], lead: scores[best] - scores[this.behavioural] };
+  }
+}
+
+// tokens is coach.tokens, from an utterance's cues: English words and word
+// bigrams, Chinese characters and character bigrams, and the cues as
+// pseudo-words, in coach.tokens' order.
+function tokens(c) {
+  const out = [];
+  let prev = '^';
+  for (const w of c.words) {
+    out.push(w, `${prev}_${w}`);
+    prev = w;
+  }
+  let run = [];
+  const flush = () => {
+    for (let i = 0; i < run.length; i++) {
+      out.push(run[i]);
+      if (i + 1 < run.length) out.push(run[i] + run[i + 1]);
+    }
+    run = [];
+  };
+  for (const r of c.text) {
+    const cp = r.codePointAt(0);
+    if (cp >= 0x4e00 && cp <= 0x9fff) run.push(r);
+    else flush();
+  }
+  flush();
+  for (const [name, on] of [['#q', c.question], ['#tech', c.tech], ['#self', c.self], ['#you', c.address]]) {
+    if (on) out.push(name, name, name);
+  }
+  return out;
 }
 
 // parseLexicon splits the English phrases of a types.json into words.

@@ -2,6 +2,7 @@ package coach
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -46,10 +47,21 @@ func TestLexiconJSON(t *testing.T) {
 		t.Errorf("version %d", f.Version)
 	}
 	for _, k := range []string{"smalltalk", "logistics", "coding", "design", "project", "project_tech", "concept",
-		"concept_first", "concept_weak", "tech", "request", "address", "self"} {
+		"concept_first", "concept_weak", "tech", "request", "address", "self", "behavioural"} {
 		if len(f.EN[k]) == 0 || len(f.ZH[k]) == 0 {
 			t.Errorf("%s: %d en, %d zh entries", k, len(f.EN[k]), len(f.ZH[k]))
 		}
+	}
+	if f.UntermedLead != untermedLead {
+		t.Errorf("untermed_lead %v, want %v", f.UntermedLead, untermedLead)
+	}
+	// the page rebuilds the server's model from the served counts
+	switch m := f.Model; {
+	case m == nil:
+		t.Error("no model counts")
+	case !slices.Equal(m.Types, model().types) || len(m.Tokens) != len(model().logp) || m.Alpha != bayesAlpha:
+		t.Errorf("served counts: types %v, %d tokens, alpha %v; the server's model: %v, %d, %v",
+			m.Types, len(m.Tokens), m.Alpha, model().types, len(model().logp), bayesAlpha)
 	}
 	b := LexiconJSON()
 	b[0] = 'x'

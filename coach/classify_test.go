@@ -125,11 +125,13 @@ func TestClassifyDev(t *testing.T) {
 // lexicon, so its type fell from concept to behavioural. The lexicon was
 // left as it was: the term was seen only on this half. The topic turns
 // of that day (8 words, "versus" and 区别 as cues) took en from 88.4% to
-// 87.5% (all 87.1%): one English item's type changed.
+// 87.5% (all 87.1%): one English item's type changed. The coding and
+// logistics rules deciding on their own (the sixth session) took it to
+// 88.4% (zh 87.5%, en 89.3%); the follow-up cues after them did not move it.
 func TestClassifyTest(t *testing.T) {
 	t.Parallel()
 	checkFloors(t, score(t, "types_test.yaml", false), map[string]float64{
-		"all": 0.87, "zh": 0.865, "en": 0.87,
+		"all": 0.88, "zh": 0.87, "en": 0.89,
 	})
 }
 

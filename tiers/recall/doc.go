@@ -22,9 +22,10 @@
 // wordings' normalised BM25 scores, read from the postings of the
 // utterance's features only, and the best template is a hit when a small
 // logistic model (the verifier) over its score, its lead over the next
-// template, the coverage of its best-covered wording and the topic it
-// shares gives it odds of about 5 to 2 of being the one asked; a
-// Chinese design question must also lead by a margin. The model is fitted
+// template, the coverage of its best-covered wording, the topic it shares
+// and how specific to it the most specific shared word is gives it a
+// probability of at least verifierCut's (about 0.7) of being the one
+// asked; a Chinese design question must also lead by a margin. The model is fitted
 // on the dev halves of testdata; the test halves are scored, never tuned
 // on.
 //

@@ -164,7 +164,7 @@ func TestParaphraseCurve(t *testing.T) {
 	fmt.Fprintf(&b, "\nparaphrases  zh right wrong false on %s; then en", strings.Join(devSets(t), ", "))
 	const all = math.MaxInt
 	right := map[int][]float64{} // k → right share per language and dev half
-	for _, k := range []int{4, 8, 12, 16, all} {
+	for _, k := range []int{4, 8, 12, 16, 20, all} {
 		bank := ownBank(t)
 		for _, q := range bank.Questions {
 			q.Paraphrases.ZH = q.Paraphrases.ZH[:min(k, len(q.Paraphrases.ZH))]

@@ -53,14 +53,15 @@ const (
 )
 
 // idleMemory opens count idle sessions (heartbeats only) on n and reads
-// the growth of its heap, RSS and goroutines per session; then resumes
-// of them drop their socket at once and resume.
+// the growth of its heap, RSS and goroutines per session over a baseline
+// taken after forced collections; then resumes of them drop their socket
+// at once and resume.
 func idleMemory(ctx context.Context, n *node, count int, profile string) (idleReport, error) {
 	nofile, err := raiseNoFile(uint64(count) + 1024)
 	if err != nil {
 		return idleReport{}, err
 	}
-	if err := n.scrape(ctx); err != nil {
+	if err := n.collect(ctx, ""); err != nil { // the baseline without start-up's garbage
 		return idleReport{}, err
 	}
 	heap0, rss0, g0 := n.metric("go_memstats_heap_inuse_bytes"), n.metric("process_resident_memory_bytes"), n.metric("go_goroutines")

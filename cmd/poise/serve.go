@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/poise-dev/poise/coach"
@@ -111,6 +113,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ln.Close()
 		return err
 	}
+	startupGarbage.Do(debug.FreeOSMemory)
 	srv := &http.Server{Handler: app.routes(), ReadHeaderTimeout: readHeaderTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -130,6 +133,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info().Err(err).Msg("stopped")
 	return err
 }
+
+// startupGarbage returns the first build's garbage to the operating
+// system once per process: indexing the template bank allocates about 300
+// MB that the index does not keep (docs/benchmarks.md, "Template recall"),
+// and the runtime would otherwise keep it mapped, so a fresh node's RSS
+// would be half garbage and the first sessions would seem to cost nothing.
+var startupGarbage sync.Once
 
 // checkExposure refuses to serve anonymous sessions on a non-loopback
 // address: without auth.secret anyone who reaches it could open sessions

@@ -8,12 +8,15 @@ import (
 
 // Buffers of an upgraded connection. net/http hands a hijacked connection
 // its 4 KiB read and 4 KiB write buffers, which a session would keep for
-// as long as its socket lives, idle or not. An audio frame (1.3 KiB, with
-// its header) still comes in with one read, and an answer delta (a few
-// hundred bytes) goes out with one write; a longer message goes straight
-// through the buffer.
+// as long as its socket lives, idle or not. A client's text message (a
+// heartbeat, a typed question) comes in with one read, and an answer
+// delta (a few hundred bytes) goes out with one write. An audio frame
+// (100 ms, 3.2 KiB with its header) takes two reads at any buffer size
+// under its own: the buffer's fill, then the rest straight into the
+// message buffer; so the read buffer is no larger than a text message
+// needs.
 const (
-	upgradedReadBuffer  = 1536
+	upgradedReadBuffer  = 512
 	upgradedWriteBuffer = 1 << 10
 )
 

@@ -4,7 +4,19 @@ import (
 	"bytes"
 	"compress/gzip"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/poise-dev/poise/coach"
+)
+
+// scriptsFile and typesFile serve the coach's two files; each is
+// compressed once per process, however many servers it starts (the tests
+// start dozens).
+var (
+	scriptsFile = sync.OnceValue(func() http.HandlerFunc { return coachFile(coach.ScriptsJSON()) })
+	typesFile   = sync.OnceValue(func() http.HandlerFunc { return coachFile(coach.LexiconJSON()) })
 )
 
 // coachFile serves body, one of the coach's JSON files (built once, never
@@ -41,18 +53,30 @@ func gzipped(body []byte) []byte {
 }
 
 // acceptsGzip reports whether an Accept-Encoding header value lists gzip
-// (or *) without q=0.
+// (or *) with a q-value above 0 (absent means 1).
 func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(part, ";")
 		coding = strings.ToLower(strings.TrimSpace(coding))
-		if coding != "gzip" && coding != "*" {
-			continue
-		}
-		q := strings.ReplaceAll(strings.ToLower(params), " ", "")
-		if q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000" {
+		if (coding == "gzip" || coding == "*") && quality(params) > 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// quality is the q-value among an Accept-Encoding entry's parameters: 1
+// when there is none, 0 when it does not parse.
+func quality(params string) float64 {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0
+			}
+			return q
+		}
+	}
+	return 1
 }

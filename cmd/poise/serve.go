@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/poise-dev/poise/coach"
 	"github.com/poise-dev/poise/web"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
@@ -171,8 +170,8 @@ func (a *app) routes() http.Handler {
 		}
 		w.Write([]byte("ready\n"))
 	})
-	mux.HandleFunc("GET /coach/scripts.json", coachFile(coach.ScriptsJSON()))
-	mux.HandleFunc("GET /coach/types.json", coachFile(coach.LexiconJSON()))
+	mux.HandleFunc("GET /coach/scripts.json", scriptsFile())
+	mux.HandleFunc("GET /coach/types.json", typesFile())
 	gw := a.localTrust(len(a.cfg.Gateway.Keys) == 0, a.gw)
 	mux.Handle("POST /v1/chat/completions", gw)
 	mux.Handle("GET /v1/models", gw)

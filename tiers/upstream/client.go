@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -169,20 +168,6 @@ type Result struct {
 	Err     *Error // nil on success
 }
 
-// Errors that the watchdogs put as the cause of a call's context.
-var (
-	errNoResponse = errors.New("upstream: no response in time")
-	errFirstToken = errors.New("upstream: no first token in time")
-	errStall      = errors.New("upstream: stream stalled")
-)
-
-// Phases of a stream, read by its timers.
-const (
-	phaseHeaders    int32 = iota // waiting for the response headers
-	phaseFirstToken              // headers came, waiting for the first content
-	phaseStreaming               // content is flowing
-)
-
 // stream sends call and passes each chunk to its handler (through s)
 // until the answer is complete, fails, or ctx is done. Its timers: no response headers within
 // HeaderTimeout, or no first content within FirstToken, fail with
@@ -195,60 +180,53 @@ const (
 // stream after its first content is always a cut: its text is partial
 // whatever broke it.
 func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
-	sctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var phase atomic.Int32
-	if call.HeaderTimeout > 0 {
-		noResponse := time.AfterFunc(call.HeaderTimeout, func() {
-			if phase.Load() == phaseHeaders {
-				cancel(errNoResponse)
-			}
-		})
-		defer noResponse.Stop()
-	}
-	// One watchdog timer: first the first-token timeout, then, after the
-	// first content, the stall timeout. The first-token clock starts with
-	// the request, or with the response headers when HeaderTimeout bounds
-	// those.
-	watchdog := time.AfterFunc(call.FirstToken, func() {
-		if phase.Load() == phaseStreaming {
-			cancel(errStall)
-		} else {
-			cancel(errFirstToken)
-		}
-	})
-	defer watchdog.Stop()
-	if call.HeaderTimeout > 0 {
-		watchdog.Stop()
-	}
-	stall := call.Stall
-	if stall <= 0 {
-		stall = c.stall
-	}
-
-	var res Result
 	body := call.Body
 	if body == nil {
 		var err error
 		if body, err = chatBody(call); err != nil {
-			res.Err = &Error{Class: ClassBadRequest, Message: "encoding the request: " + err.Error()}
-			return res
+			return Result{Err: &Error{Class: ClassBadRequest, Message: "encoding the request: " + err.Error()}}
 		}
 	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stall := call.Stall
+	if stall <= 0 {
+		stall = c.stall
+	}
+	k := startClocks(call, stall, cancel)
+	defer k.stop()
+
 	// Post returns once the response headers have arrived.
 	var raw *http.Response
 	err := c.api.Post(sctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", body))
-	phase.CompareAndSwap(phaseHeaders, phaseFirstToken)
-	if call.HeaderTimeout > 0 {
-		watchdog.Reset(call.FirstToken)
-	}
+	k.headers()
 	if err != nil {
-		res.Err = c.endError(ctx, sctx, err, res, call.Prefill != "")
-		return res
+		return Result{Err: c.endError(ctx, sctx, err, Result{}, call.Prefill != "")}
 	}
 	defer raw.Body.Close()
 	ev := newEventReader(raw.Body, c.ep.APIKey)
-	pace := pacing{p: call.Pacer}
+	res := c.relay(ev, s, k, pacing{p: call.Pacer})
+	if res.Err != nil {
+		return res
+	}
+	streamErr := ev.err
+	if errors.Is(streamErr, io.EOF) {
+		streamErr = nil
+	}
+	if res.Finish == "" && streamErr == nil {
+		res.Finish = s.ended()
+	}
+	res.Err = c.endError(ctx, sctx, streamErr, res, call.Prefill != "")
+	return res
+}
+
+// relay passes the events of ev to the handler (through s) until the
+// finish (then drains what follows), the end of the stream, or the
+// handler's error, which is the result's Err. It flushes the handler when
+// no further event is at hand and, after the first content, then waits
+// for the pacer before the next read.
+func (c *Client) relay(ev *eventReader, s sink, k *clocks, pace pacing) Result {
+	var res Result
 	for {
 		kind, ok := ev.next(s.decode)
 		if kind == eventBad {
@@ -261,12 +239,12 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 			continue
 		}
 		if res.Started {
-			watchdog.Stop() // the handler's own time is not the server's silence
+			k.pause()
 		}
 		content, finish, err := s.take()
 		if content && !res.Started {
 			res.Started = true
-			phase.Store(phaseStreaming)
+			k.started()
 		}
 		pause := false
 		if err == nil && (finish != "" || !ev.ready()) {
@@ -279,28 +257,19 @@ func (c *Client) stream(ctx context.Context, call Call, s sink) Result {
 		}
 		if finish != "" {
 			res.Finish = finish
-			drain(ev, s, watchdog)
+			drain(ev, s, k)
 			break
 		}
 		if pause {
 			pace.pause()
 		}
 		if res.Started {
-			watchdog.Reset(stall)
+			k.rearm()
 		}
 	}
 	if err := s.flush(); err != nil { // what came before a break
 		res.Err = asError(err)
-		return res
 	}
-	streamErr := ev.err
-	if errors.Is(streamErr, io.EOF) {
-		streamErr = nil
-	}
-	if res.Finish == "" && streamErr == nil {
-		res.Finish = s.ended()
-	}
-	res.Err = c.endError(ctx, sctx, streamErr, res, call.Prefill != "")
 	return res
 }
 
@@ -324,9 +293,9 @@ func asError(err error) *Error {
 // drain reads what follows the finish chunk (a usage chunk, [DONE]) so
 // that the connection can be reused, for at most drainTimeout in all.
 // Whatever goes wrong here does not change the answer.
-func drain(ev *eventReader, s sink, watchdog *time.Timer) {
-	watchdog.Reset(drainTimeout)
-	defer watchdog.Stop()
+func drain(ev *eventReader, s sink, k *clocks) {
+	k.drain()
+	defer k.stop()
 	for {
 		kind, ok := ev.next(s.decode)
 		if !ok || kind == eventDone {

@@ -52,6 +52,10 @@ type app struct {
 	stop   []func()           // run by close, last first
 }
 
+// build wires a server on cfg: the demo's simulators with -demo, the
+// template bank, Redis when redis_url is set, what answers (startEngine)
+// and the sessions' hub; it logs "ready" with the level answers start at.
+// On an error it has stopped what it started.
 func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -66,6 +70,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	if f.demo {
 		d, err := startDemo(log)
 		if err != nil {
+			a.close()
 			return nil, err
 		}
 		a.demo = d
@@ -77,15 +82,12 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 	coach.Prepare() // before the first question and the templates probe's first query
 	tpl, probe, err := loadTemplates(cfg, reg)
 	if err != nil {
+		a.close() // the demo's servers
 		return nil, err
 	}
 	if th := cfg.L3.Threshold; th > recall.HighThreshold {
 		log.Warn().Float64("l3_threshold", th).Float64("scores_up_to", recall.HighThreshold).
 			Msg("templates: l3.threshold is above the scores the built-in matcher gives; few questions will get a template (leave it out for the calibrated default)")
-	}
-	var templates tiers.Templates = tpl
-	if a.demo != nil {
-		templates, probe = a.demo.wrapTemplates(tpl, probe)
 	}
 	healthOpts := []health.Option{health.WithNode(node)}
 	if cfg.RedisURL != "" {
@@ -95,6 +97,32 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 			return nil, err
 		}
 		healthOpts = append(healthOpts, shared...)
+	}
+	engine, err := a.startEngine(ctx, tpl, probe, healthOpts)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.hub = session.NewHub(a.sessionConfig(f, node, engine))
+	ready := log.Info().Str("answer_level", a.health.Supported().String()).Int("templates", tpl.questions).
+		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").Bool("demo", f.demo)
+	if len(cfg.Engine.L1.Vendors) == 0 {
+		ready = ready.Str("hint", l1Hint) // plain `poise` without OPENAI_API_KEY answers from templates only
+	}
+	ready.Msg("ready")
+	return a, nil
+}
+
+// startEngine builds what answers, on a.cfg: the health registry over every
+// backend's probe (and the embedding server's, whose template vectors it
+// starts computing), the model streams' pacer, the OCR reader, the answer
+// engine and the gateway; the loops it starts run until ctx is done, and
+// a.close stops what it opened.
+func (a *app) startEngine(ctx context.Context, tpl recallTemplates, probe health.Probe, healthOpts []health.Option) (*tiers.Engine, error) {
+	cfg, log, reg := a.cfg, a.log, a.reg
+	var templates tiers.Templates = tpl
+	if a.demo != nil {
+		templates, probe = a.demo.wrapTemplates(tpl, probe)
 	}
 	requests := upstream.NewMetrics(reg)
 	hc := upstream.NewHTTPClient()
@@ -118,8 +146,8 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		engineOpts = append(engineOpts, tiers.WithReader(reader))
 	}
 	engine := tiers.NewEngine(cfg.Engine, a.health, templates, log, tiers.NewMetrics(reg, requests), engineOpts...)
+	var err error
 	if a.gw, err = gateway.New(cfg.Gateway, gateway.HealthCircuits(a.health), log, gateway.NewMetrics(reg, requests)); err != nil {
-		a.close()
 		return nil, err
 	}
 	a.stop = append(a.stop, a.gw.Close)
@@ -127,32 +155,30 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		a.gw.UseOCR(reader) // chains' ocr_fallback entries
 	}
 	a.wg.Go(func() { a.health.Run(ctx) })
+	return engine, nil
+}
 
-	asrCfg := cfg.ASR
+// sessionConfig is the sessions' configuration on a.cfg, with the speech
+// pool it starts (a.close stops it) and the engine that answers.
+func (a *app) sessionConfig(f serveFlags, node string, engine *tiers.Engine) session.Config {
+	asrCfg := a.cfg.ASR
 	asrCfg.Circuits = asrCircuits{a.health} // whisper vs cloud by their circuits
-	pool := asr.NewPool(asrCfg, log, asr.NewMetrics(reg))
+	pool := asr.NewPool(asrCfg, a.log, asr.NewMetrics(a.reg))
 	a.stop = append(a.stop, pool.Close)
 
-	sc := cfg.sessionConfig()
+	sc := a.cfg.sessionConfig()
 	sc.AnonymousAnywhere = f.insecure
 	sc.ASR = pool
-	sc.ASRConfig = cfg.ASR
+	sc.ASRConfig = a.cfg.ASR
 	sc.Node = node
 	sc.Store = a.store
 	sc.Resume = a.resume
 	sc.Counters = a.counters
-	sc.Metrics = session.NewMetrics(reg)
-	sc.Log = log
+	sc.Metrics = session.NewMetrics(a.reg)
+	sc.Log = a.log
 	sc.Answerer = engine
 	sc.Health = a.health
-	a.hub = session.NewHub(sc)
-	ready := log.Info().Str("answer_level", a.health.Supported().String()).Int("templates", tpl.questions).
-		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").Bool("demo", f.demo)
-	if len(cfg.Engine.L1.Vendors) == 0 {
-		ready = ready.Str("hint", l1Hint) // plain `poise` without OPENAI_API_KEY answers from templates only
-	}
-	ready.Msg("ready")
-	return a, nil
+	return sc
 }
 
 // newFailures is the throttle of wrong ops tokens, which logs them as a

@@ -215,7 +215,33 @@ func (f *scriptFile) check() error {
 	if f.CountdownS <= 0 {
 		return errors.New("countdown_s must be > 0")
 	}
-	d := f.Detect
+	if err := f.Detect.check(); err != nil {
+		return err
+	}
+	if f.DefaultFramework == "" || f.DefaultFramework == statementFramework {
+		return fmt.Errorf("default_framework %q is not a question framework", f.DefaultFramework)
+	}
+	needed := []string{f.DefaultFramework, statementFramework}
+	typed, err := f.checkTypes()
+	if err != nil {
+		return err
+	}
+	classified, err := f.checkClassify()
+	if err != nil {
+		return err
+	}
+	needed = append(append(needed, typed...), classified...)
+	for _, lang := range languages {
+		if err := f.Text[lang].check(needed); err != nil {
+			return fmt.Errorf("text.%s: %w", lang, err)
+		}
+	}
+	return nil
+}
+
+// check reports the first empty or malformed field of the question
+// detector's lists.
+func (d detectRules) check() error {
 	for name, v := range map[string]string{
 		"question_marks": d.QuestionMarks, "sentence_breaks": d.SentenceBreaks, "clause_breaks": d.ClauseBreaks,
 	} {
@@ -239,52 +265,57 @@ func (f *scriptFile) check() error {
 			return fmt.Errorf("detect.%w", err)
 		}
 	}
-	if f.DefaultFramework == "" || f.DefaultFramework == statementFramework {
-		return fmt.Errorf("default_framework %q is not a question framework", f.DefaultFramework)
-	}
-	needed := []string{f.DefaultFramework, statementFramework}
+	return nil
+}
+
+// checkTypes reports the first wrong entry of the per-type frameworks, or
+// the frameworks they name.
+func (f *scriptFile) checkTypes() ([]string, error) {
+	var named []string
 	for _, t := range Types {
 		e, ok := f.Types[t]
 		switch {
 		case t == Behavioural || t == Remark:
 			if ok {
-				return fmt.Errorf("types.%s: set by default_framework and countdown_s", t)
+				return nil, fmt.Errorf("types.%s: set by default_framework and countdown_s", t)
 			}
 			continue
 		case !ok || e.Framework == "" || e.Framework == statementFramework:
-			return fmt.Errorf("types.%s: missing, or not a question framework", t)
+			return nil, fmt.Errorf("types.%s: missing, or not a question framework", t)
 		case e.CountdownS < 0:
-			return fmt.Errorf("types.%s.countdown_s must be >= 0", t)
+			return nil, fmt.Errorf("types.%s.countdown_s must be >= 0", t)
 		}
-		needed = append(needed, e.Framework)
+		named = append(named, e.Framework)
 	}
 	if len(f.Types) != len(Types)-2 {
-		return errors.New("types: an entry names no question type")
+		return nil, errors.New("types: an entry names no question type")
 	}
+	return named, nil
+}
+
+// checkClassify reports the first wrong rule of the classifier's phrase
+// rules, or the frameworks they name.
+func (f *scriptFile) checkClassify() ([]string, error) {
 	if len(f.Classify) == 0 {
-		return errors.New("classify is empty")
+		return nil, errors.New("classify is empty")
 	}
+	var named []string
 	for i, r := range f.Classify {
 		if r.Type != "" && (!slices.Contains(Types, r.Type) || r.Type == Remark) {
-			return fmt.Errorf("classify[%d]: type %q is not a question type", i, r.Type)
+			return nil, fmt.Errorf("classify[%d]: type %q is not a question type", i, r.Type)
 		}
 		if r.Framework == "" || r.Framework == statementFramework {
-			return fmt.Errorf("classify[%d]: framework %q is not a question framework", i, r.Framework)
+			return nil, fmt.Errorf("classify[%d]: framework %q is not a question framework", i, r.Framework)
 		}
 		if err := checkList("en", r.EN, enPhrases); err != nil {
-			return fmt.Errorf("classify[%d].%w", i, err)
+			return nil, fmt.Errorf("classify[%d].%w", i, err)
 		}
 		if err := checkList("zh", r.ZH, zhPhrases); err != nil {
-			return fmt.Errorf("classify[%d].%w", i, err)
+			return nil, fmt.Errorf("classify[%d].%w", i, err)
 		}
-		needed = append(needed, r.Framework)
+		named = append(named, r.Framework)
 	}
-	for _, lang := range languages {
-		if err := f.Text[lang].check(needed); err != nil {
-			return fmt.Errorf("text.%s: %w", lang, err)
-		}
-	}
-	return nil
+	return named, nil
 }
 
 // check reports the first missing field of one language's text.

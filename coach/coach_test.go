@@ -203,9 +203,9 @@ func hasCJK(s string) bool {
 }
 
 // TestCardOfType checks that a question gets the frame of its type, in
-// both languages: a design scaffold, a concept scaffold, a line to say for
-// a check-in, a clarifying question for logistics, and no countdown for
-// small talk.
+// both languages: a design scaffold, a concept scaffold (a comparison's
+// when it asks how two things differ), a line to say for a check-in, a
+// clarifying question for logistics, and no countdown for small talk.
 func TestCardOfType(t *testing.T) {
 	tests := []struct {
 		text           string
@@ -215,8 +215,12 @@ func TestCardOfType(t *testing.T) {
 	}{
 		{"How would you design a rate limiter?", Design, "Requirements", "需求", true},
 		{"设计一个短链系统，你会怎么做？", Design, "API", "接口", true},
-		{"What's the difference between TCP and UDP?", Concept, "Define", "定义", true},
+		{"What's the difference between TCP and UDP?", Concept, "When to pick which", "怎么选", true},
+		{"TCP 和 UDP 有什么区别？", Concept, "Define both", "分别定义", true},
+		{"Kafka vs RabbitMQ, how do they compare?", Concept, "Key differences", "关键区别", true},
+		{"进程和线程相比，有哪些不一样？", Concept, "Define both", "分别定义", true},
 		{"Redis 的持久化是怎么实现的？", Concept, "Trade-off", "取舍", true},
+		{"How does a B-tree index work?", Concept, "How it works", "原理", true},
 		{"Can you hear me?", Smalltalk, "I can hear you well", "听得很清楚", false},
 		{"你那边能听清楚吗？", Smalltalk, "I can hear you well", "听得很清楚", false},
 		{"How's your day going?", Smalltalk, "doing well", "挺好的", false},

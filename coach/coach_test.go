@@ -204,7 +204,8 @@ func hasCJK(s string) bool {
 
 // TestCardOfType checks that a question gets the frame of its type, in
 // both languages: a design scaffold, a concept scaffold (a comparison's
-// when it asks how two things differ), a line to say for a check-in, a
+// when it asks how two things differ, a troubleshooting one when it asks
+// how to find or fix a fault), a line to say for a check-in, a
 // clarifying question for logistics, and no countdown for small talk.
 func TestCardOfType(t *testing.T) {
 	tests := []struct {
@@ -221,6 +222,9 @@ func TestCardOfType(t *testing.T) {
 		{"进程和线程相比，有哪些不一样？", Concept, "Define both", "分别定义", true},
 		{"Redis 的持久化是怎么实现的？", Concept, "Trade-off", "取舍", true},
 		{"How does a B-tree index work?", Concept, "How it works", "原理", true},
+		{"线上 CPU 飙高怎么排查？", Concept, "Narrow down", "定位", true},
+		{"How would you debug a memory leak in production?", Concept, "Root cause", "根因", true},
+		{"慢查询怎么优化？", Concept, "Fix and prevent", "修复", true},
 		{"Can you hear me?", Smalltalk, "I can hear you well", "听得很清楚", false},
 		{"你那边能听清楚吗？", Smalltalk, "I can hear you well", "听得很清楚", false},
 		{"How's your day going?", Smalltalk, "doing well", "挺好的", false},

@@ -205,8 +205,9 @@ func hasCJK(s string) bool {
 // TestCardOfType checks that a question gets the frame of its type, in
 // both languages: a design scaffold, a concept scaffold (a comparison's
 // when it asks how two things differ, a troubleshooting one when it asks
-// how to find or fix a fault), a line to say for a check-in, a
-// clarifying question for logistics, and no countdown for small talk.
+// how to find or fix a fault, pros and cons when it asks for those), a
+// line to say for a check-in, a clarifying question for logistics, and no
+// countdown for small talk.
 func TestCardOfType(t *testing.T) {
 	tests := []struct {
 		text           string
@@ -225,6 +226,9 @@ func TestCardOfType(t *testing.T) {
 		{"线上 CPU 飙高怎么排查？", Concept, "Narrow down", "定位", true},
 		{"How would you debug a memory leak in production?", Concept, "Root cause", "根因", true},
 		{"慢查询怎么优化？", Concept, "Fix and prevent", "修复", true},
+		{"What are the pros and cons of microservices?", Concept, "Pros", "优点", true},
+		{"微服务有什么优缺点？", Concept, "When to choose it", "什么时候选", true},
+		{"Kafka vs RabbitMQ, what are the trade-offs?", Concept, "Key differences", "关键区别", true},
 		{"Can you hear me?", Smalltalk, "I can hear you well", "听得很清楚", false},
 		{"你那边能听清楚吗？", Smalltalk, "I can hear you well", "听得很清楚", false},
 		{"How's your day going?", Smalltalk, "doing well", "挺好的", false},

@@ -77,6 +77,17 @@ func Asks(text string) bool { return IsQuestion(text) || newCues(text).question 
 // anything else is en). It never fails.
 func CardFor(text, lang string) Card { return Default().Card(text, lang) }
 
+// Frame returns the key of the answer frame that the coach card of text,
+// a question of type typ, uses: a frame the scripts' classify rules pick
+// for that type ("compare" for "X vs Y", "troubleshoot" for "how would you
+// debug…", "tradeoffs" for "pros and cons", …), else the type's own. The
+// prompts shape a model's answer by it, so that every level answers in
+// the same frame.
+func Frame(text string, typ Type) string {
+	key, _ := Default().frameworkFor(text, typ)
+	return key
+}
+
 // CardOf is CardFor for a question whose type the caller already has
 // (Classify's, computed once per question).
 func CardOf(text string, typ Type, lang string) Card { return Default().CardOf(text, typ, lang) }

@@ -35,7 +35,7 @@ func BuildPrompt(req Request, short bool) []openai.ChatCompletionMessageParamUni
 		typ = coach.Classify(req.Question, lang)
 	}
 	return []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(systemPrompt(req.Profile, typ, lang, short) + contextBlock(req, short) + styleBlock(req, lang)),
+		openai.SystemMessage(systemPrompt(req.Profile, typ, shapeFor(req.Question, typ), lang, short) + contextBlock(req, short) + styleBlock(req, lang)),
 		openai.UserMessage(userPrompt(req, lang, short)),
 	}
 }
@@ -61,10 +61,11 @@ func questionLang(question, profileLang string) string {
 	return "en"
 }
 
-// systemPrompt is who the model helps, the shape of the answer for typ,
-// its length in lang, then the context blocks. A new context block (a job
-// description, say) is one more writeBlock call in contextBlocks.
-func systemPrompt(p Profile, typ coach.Type, lang string, short bool) string {
+// systemPrompt is who the model helps, the shape s of the answer to a
+// question of type typ, its length in lang, then the context blocks. A new
+// context block (a job description, say) is one more writeBlock call in
+// contextBlocks.
+func systemPrompt(p Profile, typ coach.Type, s shape, lang string, short bool) string {
 	var b strings.Builder
 	role := orText(p.Role, "software engineer")
 	seniority := orText(p.Seniority, "mid")
@@ -74,7 +75,6 @@ func systemPrompt(p Profile, typ coach.Type, lang string, short bool) string {
 		fmt.Fprintf(&b, "You are a discreet interview copilot for a %s-level %s candidate in a live interview. ", seniority, role)
 		b.WriteString("Suggest what the candidate could say, in the first person. ")
 	}
-	s := shapeOf(typ)
 	if short {
 		b.WriteString(s.short)
 	} else {
@@ -117,8 +117,8 @@ func (s shape) length(lang string) string {
 	return "Readable aloud in 20 seconds: at most 120 words. Answer in English."
 }
 
-// shapes holds the answer shape of every question type; shapeOf falls back
-// to the behavioural one.
+// shapes holds the answer shape of every question type; shapeFor falls
+// back to the behavioural one.
 var shapes = map[coach.Type]shape{
 	coach.Behavioural: {
 		full: "This is a behavioural question: answer as a short story in the candidate's own voice, shaped as STAR " +
@@ -167,7 +167,39 @@ var shapes = map[coach.Type]shape{
 	},
 }
 
-func shapeOf(t coach.Type) shape {
+// frameShapes are the shapes of the concept questions whose coach card
+// uses a frame of its own (coach.Frame): a comparison, troubleshooting,
+// pros and cons. Any other question takes its type's shape.
+var frameShapes = map[string]shape{
+	"compare": {
+		full: "This is a technical comparison: define each side in one sentence, give the two or three differences that " +
+			"matter (how each works, what it guarantees, what it costs), say when to pick which, and one concrete example. " +
+			"Knowledge, not a story.",
+		short: "Define both in one sentence each, the key differences, when to pick which, one example.",
+	},
+	"troubleshoot": {
+		full: "This is a troubleshooting question: say how the candidate would confirm the symptom and its scope, narrow " +
+			"it down (metrics, logs, traces, recent changes first), find the root cause (a hypothesis and how to test it), " +
+			"then fix it, verify with the same metric and prevent a repeat. Concrete steps and tools, not a story.",
+		short: "Troubleshooting: confirm the symptom, narrow it down, find the root cause, fix it and prevent a repeat.",
+	},
+	"tradeoffs": {
+		full: "This is a question about trade-offs: define it in one sentence, give two or three advantages and two or " +
+			"three costs or limits, each with its reason, and say when to choose it and what to pick otherwise. " +
+			"Knowledge, not a story.",
+		short: "Define it, two or three pros, two or three cons, and when to choose it.",
+	},
+}
+
+// shapeFor is the shape of the answer to question, of type t: its coach
+// frame's (frameShapes) for a concept question that has one, else its
+// type's, else the behavioural one.
+func shapeFor(question string, t coach.Type) shape {
+	if t == coach.Concept {
+		if s, ok := frameShapes[coach.Frame(question, t)]; ok {
+			return s
+		}
+	}
 	if s, ok := shapes[t]; ok {
 		return s
 	}

@@ -59,7 +59,8 @@ func (p *promptRecorder) last(model string) string {
 
 // TestPromptPerTypeOverTheWire asks questions of every type at L1 and at
 // L2 and checks the system prompt the simulated vendor and local model
-// received: the shape of the question's type, full at L1, short at L2.
+// received: the shape of the question's type (of its coach frame, for a
+// comparison, troubleshooting or pros and cons), full at L1, short at L2.
 func TestPromptPerTypeOverTheWire(t *testing.T) {
 	sim := vendorsim.New(vendorsim.Options{TokenDelay: -1})
 	rec := &promptRecorder{sim: sim, got: map[string][]string{}}
@@ -91,8 +92,10 @@ func TestPromptPerTypeOverTheWire(t *testing.T) {
 	}{
 		{"Tell me about a time you disagreed with your manager.", coach.Behavioural, "STAR", "STAR"},
 		{"讲一次你和同事意见不合的经历。", coach.Behavioural, "STAR", "STAR"},
-		{"What's the difference between TCP and UDP?", coach.Concept, "one trade-off", "one trade-off"},
+		{"What's the difference between TCP and UDP?", coach.Concept, "when to pick which", "when to pick which"},
 		{"Redis 的持久化是怎么实现的？", coach.Concept, "one trade-off", "one trade-off"},
+		{"线上 CPU 飙高怎么排查？", coach.Concept, "find the root cause", "find the root cause"},
+		{"What are the pros and cons of microservices?", coach.Concept, "two or three advantages", "two or three pros"},
 		{"How would you design a rate limiter?", coach.Design, "the hard part", "the hard part"},
 		{"设计一个短链系统，你会怎么做？", coach.Design, "the hard part", "the hard part"},
 		{"How would you detect a cycle in a linked list?", coach.Coding, "edge cases", "edge cases"},

@@ -230,6 +230,7 @@ func TestCardOfType(t *testing.T) {
 		{"TCP 的超时重传是怎么实现的？", Concept, "How it works", "原理", true},
 		{"Why is Python slow compared to C?", Concept, "Key differences", "关键区别", true},
 		{"Why is Python slow?", Concept, "How it works", "原理", true},
+		{"How does a B-tree index actually speed up a lookup?", Concept, "How it works", "原理", true},
 		{"微服务有什么优缺点？", Concept, "When to choose it", "什么时候选", true},
 		{"Kafka vs RabbitMQ, what are the trade-offs?", Concept, "Key differences", "关键区别", true},
 		{"Can you hear me?", Smalltalk, "I can hear you well", "听得很清楚", false},

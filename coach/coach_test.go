@@ -231,6 +231,7 @@ func TestCardOfType(t *testing.T) {
 		{"Why is Python slow compared to C?", Concept, "Key differences", "关键区别", true},
 		{"Why is Python slow?", Concept, "How it works", "原理", true},
 		{"How does a B-tree index actually speed up a lookup?", Concept, "How it works", "原理", true},
+		{"WebAssembly 是什么，跟 JavaScript 比有什么优势？", Concept, "Define both", "分别定义", true},
 		{"微服务有什么优缺点？", Concept, "When to choose it", "什么时候选", true},
 		{"Kafka vs RabbitMQ, what are the trade-offs?", Concept, "Key differences", "关键区别", true},
 		{"Can you hear me?", Smalltalk, "I can hear you well", "听得很清楚", false},

@@ -205,9 +205,10 @@ func hasCJK(s string) bool {
 // TestCardOfType checks that a question gets the frame of its type, in
 // both languages: a design scaffold, a concept scaffold (a comparison's
 // when it asks how two things differ, a troubleshooting one when it asks
-// how to find or fix a fault, pros and cons when it asks for those), a
-// line to say for a check-in, a clarifying question for logistics, and no
-// countdown for small talk.
+// how to find or fix a fault, pros and cons when it asks for those), STAR
+// or CARL for a story, a frame of its own for a self-introduction, why
+// leaving, why this job and a career plan, a line to say for a check-in,
+// a clarifying question for logistics, and no countdown for small talk.
 func TestCardOfType(t *testing.T) {
 	tests := []struct {
 		text           string
@@ -240,6 +241,14 @@ func TestCardOfType(t *testing.T) {
 		{"What are your salary expectations?", Logistics, "Could you tell me a bit more", "具体说一下", true},
 		{"Reverse a linked list in place, how would you do it?", Coding, "Complexity", "复杂度", true},
 		{"Tell me about a time you led a team.", Behavioural, "STAR", "STAR", true},
+		{"Tell me about yourself.", Behavioural, "Now → Before → Next", "现在 → 过去", true},
+		{"先做个自我介绍吧", Behavioural, "Now → Before → Next", "现在 → 过去", true},
+		{"Why are you leaving your current job?", Behavioural, "Towards, not away", "讲追求不讲逃离", true},
+		{"你为什么离职？", Behavioural, "Towards, not away", "讲追求不讲逃离", true},
+		{"Why do you want to work here?", Behavioural, "Headline", "一句话结论", true},
+		{"你为什么想加入我们公司？", Behavioural, "Headline", "一句话结论", true},
+		{"Where do you see yourself in five years?", Behavioural, "Direction", "方向", true},
+		{"讲讲你这五年做的最有成就感的项目", Behavioural, "STAR", "STAR", true},
 		{"讲一个你失败的经历", Behavioural, "CARL", "CARL", true},
 	}
 	for _, tt := range tests {

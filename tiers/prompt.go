@@ -167,10 +167,42 @@ var shapes = map[coach.Type]shape{
 	},
 }
 
-// frameShapes are the shapes of the concept questions whose coach card
-// uses a frame of its own (coach.Frame): a comparison, troubleshooting,
-// pros and cons. Any other question takes its type's shape.
+// frameShapes are the shapes of the questions whose coach card uses a
+// frame of its own (coach.Frame): among concept questions a comparison,
+// troubleshooting, pros and cons; among behavioural ones a failure
+// (CARL), a self-introduction, why leaving, why this job, a career plan.
+// Any other question takes its type's shape.
 var frameShapes = map[string]shape{
+	"carl": {
+		full: "This asks about a failure, a mistake or a weakness: answer as a short story in the candidate's own voice, " +
+			"shaped as CARL (Context, Action, Result, Learning): own their part, give the real cost, and spend the most " +
+			"on what they learned and do differently now.",
+		short: "Give a short CARL answer (Context, Action, Result, Learning) in the first person; most on the learning.",
+	},
+	"intro": {
+		full: "This asks the candidate to introduce themselves: in the first person, now (role, team, what they own), " +
+			"before (the one or two steps that led here, with one result), next (why this role); from the resume, " +
+			"about a minute spoken, not a STAR story.",
+		short: "A short self-introduction in the first person from the resume: now, before, next.",
+	},
+	"leaving": {
+		full: "This asks why the candidate is leaving: lead with what they are moving towards, give one or two concrete " +
+			"reasons with no complaint about people, say what they want next and why this role offers it. First person, " +
+			"not a STAR story.",
+		short: "Why leaving: what you are moving towards, one or two reasons without complaints, why this role.",
+	},
+	"motivation": {
+		full: "This asks why the candidate wants this job: a one-sentence headline, two or three concrete reasons (the " +
+			"product, the team, the problems), what the candidate brings that the role needs, and what they would do " +
+			"first. First person, not a STAR story.",
+		short: "Why this job: a headline, two or three concrete reasons, the fit, what you would do first.",
+	},
+	"plan": {
+		full: "This asks about the candidate's career plan: the direction in one sentence, what to master and own in the " +
+			"next one or two years, where to go deep or lead in three to five, and how this role starts that path. " +
+			"First person, not a STAR story.",
+		short: "Career plan: the direction, the next one or two years, three to five years, and this role.",
+	},
 	"compare": {
 		full: "This is a technical comparison: define each side in one sentence, give the two or three differences that " +
 			"matter (how each works, what it guarantees, what it costs), say when to pick which, and one concrete example. " +
@@ -192,10 +224,10 @@ var frameShapes = map[string]shape{
 }
 
 // shapeFor is the shape of the answer to question, of type t: its coach
-// frame's (frameShapes) for a concept question that has one, else its
-// type's, else the behavioural one.
+// frame's (frameShapes) for a concept or behavioural question that has
+// one, else its type's, else the behavioural one.
 func shapeFor(question string, t coach.Type) shape {
-	if t == coach.Concept {
+	if t == coach.Concept || t == coach.Behavioural {
 		if s, ok := frameShapes[coach.Frame(question, t)]; ok {
 			return s
 		}

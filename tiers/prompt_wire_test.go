@@ -59,8 +59,10 @@ func (p *promptRecorder) last(model string) string {
 
 // TestPromptPerTypeOverTheWire asks questions of every type at L1 and at
 // L2 and checks the system prompt the simulated vendor and local model
-// received: the shape of the question's type (of its coach frame, for a
-// comparison, troubleshooting or pros and cons), full at L1, short at L2.
+// received: the shape of the question's type (of its coach frame where it
+// has one of its own: a comparison, troubleshooting, pros and cons, a
+// failure, a self-introduction, why leaving, why this job, a career
+// plan), full at L1, short at L2.
 func TestPromptPerTypeOverTheWire(t *testing.T) {
 	sim := vendorsim.New(vendorsim.Options{TokenDelay: -1})
 	rec := &promptRecorder{sim: sim, got: map[string][]string{}}
@@ -92,6 +94,11 @@ func TestPromptPerTypeOverTheWire(t *testing.T) {
 	}{
 		{"Tell me about a time you disagreed with your manager.", coach.Behavioural, "STAR", "STAR"},
 		{"讲一次你和同事意见不合的经历。", coach.Behavioural, "STAR", "STAR"},
+		{"讲一个你失败的经历", coach.Behavioural, "CARL", "CARL"},
+		{"Tell me about yourself.", coach.Behavioural, "introduce themselves", "self-introduction"},
+		{"你为什么离职？", coach.Behavioural, "moving towards", "moving towards"},
+		{"Why do you want to work here?", coach.Behavioural, "wants this job", "Why this job"},
+		{"Where do you see yourself in five years?", coach.Behavioural, "career plan", "Career plan"},
 		{"What's the difference between TCP and UDP?", coach.Concept, "when to pick which", "when to pick which"},
 		{"Redis 的持久化是怎么实现的？", coach.Concept, "one trade-off", "one trade-off"},
 		{"线上 CPU 飙高怎么排查？", coach.Concept, "find the root cause", "find the root cause"},

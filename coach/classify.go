@@ -51,8 +51,9 @@ func Prepare() { model() }
 // greets or checks in before a question of its own is typed by that
 // question (see askedPart). Where the rules are not precise, the naive
 // Bayes model decides, but it may call technical a question that names no
-// technical term only at odds of untermedLead, and never one that asks
-// about the candidate as a person (personal).
+// technical term only at odds of untermedLead, and never call technical or
+// logistics one that asks about the candidate as a person (personal: "What
+// are your strengths?", "Why should we hire you?").
 func Classify(text, lang string) Type {
 	text, c := askedPart(text)
 	r := rulesType(c)
@@ -64,6 +65,7 @@ func Classify(text, lang string) Type {
 	case !ok, r == Behavioural && t == Smalltalk && !hasHan(text),
 		r == Behavioural && t == Concept && hasHan(text) && !c.tech,
 		r == Behavioural && t.Technical() && (personal(c) || !c.tech && lead < untermedLead),
+		r == Behavioural && t == Logistics && personal(c),
 		r == Remark && aboutUs(text): // the interviewer tells of their own side: a statement
 		return r
 	}

@@ -110,9 +110,11 @@ func TestClassifyTrain(t *testing.T) {
 func TestClassifyDev(t *testing.T) {
 	t.Parallel()
 	checkFloors(t, score(t, "types_dev.yaml", true), map[string]float64{
-		// 95.3% (zh 96.4%, en 94.2%) since the coding and logistics
-		// rules decide on their own (91.8% before).
-		"all": 0.95, "zh": 0.96, "en": 0.94,
+		// 95.7% (zh 96.4%, en 95.0%) since the model may not call
+		// logistics a question about the candidate as a person; 95.3%
+		// (en 94.2%) since the coding and logistics rules decide on
+		// their own (91.8% before).
+		"all": 0.95, "zh": 0.96, "en": 0.95,
 	})
 }
 
@@ -127,7 +129,9 @@ func TestClassifyDev(t *testing.T) {
 // of that day (8 words, "versus" and 区别 as cues) took en from 88.4% to
 // 87.5% (all 87.1%): one English item's type changed. The coding and
 // logistics rules deciding on their own (the sixth session) took it to
-// 88.4% (zh 87.5%, en 89.3%); the follow-up cues after them did not move it.
+// 88.4% (zh 87.5%, en 89.3%); the follow-up cues after them did not move it,
+// nor, in the eighth session, four more technical terms and the personal
+// guard on logistics (each scored once).
 func TestClassifyTest(t *testing.T) {
 	t.Parallel()
 	checkFloors(t, score(t, "types_test.yaml", false), map[string]float64{

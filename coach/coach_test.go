@@ -248,6 +248,8 @@ func TestCardOfType(t *testing.T) {
 		{"Why do you want to work here?", Behavioural, "Headline", "一句话结论", true},
 		{"你为什么想加入我们公司？", Behavioural, "Headline", "一句话结论", true},
 		{"Where do you see yourself in five years?", Behavioural, "Direction", "方向", true},
+		{"Why should we hire you?", Behavioural, "Headline", "一句话结论", true},
+		{"What are your strengths?", Behavioural, "STAR", "STAR", true},
 		{"讲讲你这五年做的最有成就感的项目", Behavioural, "STAR", "STAR", true},
 		{"讲一个你失败的经历", Behavioural, "CARL", "CARL", true},
 	}

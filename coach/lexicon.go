@@ -20,7 +20,7 @@ type lexiconFile struct {
 
 // lexiconVersion changes whenever the rules or the model that read the
 // file change, so a browser never applies a stale copy with new code.
-const lexiconVersion = 5
+const lexiconVersion = 6
 
 // lexiconJSON is built once from the tables of classify.go.
 var lexiconJSON = sync.OnceValue(func() []byte {

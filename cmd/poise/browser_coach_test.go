@@ -44,6 +44,8 @@ var coachParityInputs = []string{
 	"两数之和这道题你怎么做？", "How would you design a URL shortener?", "设计一个秒杀系统，你会怎么做？",
 	"Why did you choose Kafka for that pipeline?", "你们项目里为什么用 Redis？", "有什么是简历上没写的？",
 	"讲一个你失败的经历", "Explain eventual consistency.", "What is a mutex?",
+	"What are your strengths?", "Why should we hire you?", "你为什么离职？", "Where do you see yourself in five years?",
+	"线上 CPU 飙高怎么排查？", "微服务有什么优缺点？", "Kafka vs RabbitMQ, how do they compare?",
 	// the choice, A-not-A, counting and task rules, and what they must not catch
 	"你说的那个缓存，是本地缓存还是 Redis", "紧不紧张，放松一点就好", "团队几个人", "谁是你最好的导师",
 	"设计一个抢红包的系统", "whats the approach for a maximum sub array sum", "am I coming through clearly",

@@ -29,7 +29,7 @@ const HAN = /\p{Script=Han}/u;
 // resolves to a Script, or null when neither is usable. It never rejects.
 export async function loadScript(fetchFn = fetch, storage = safeStorage()) {
   const lexicon = await loadJSON(fetchFn, storage, LEXICON_URL, LEXICON_KEY, (f) => {
-    if (!f || f.version !== 5 || !f.en || !f.zh) throw new Error('coach: types.json version must be 5');
+    if (!f || f.version !== 6 || !f.en || !f.zh) throw new Error('coach: types.json version must be 6');
     return f;
   });
   return loadJSON(fetchFn, storage, SCRIPTS_URL, CACHE_KEY, (f) => new Script(f, lexicon));
@@ -163,8 +163,9 @@ export class Script {
   // askedCues reads), and where the rules fall back on their behavioural
   // default, the naive Bayes model's, which may not call small talk an
   // English question, nor concept a Chinese one without a technical term,
-  // nor technical one that asks about the candidate as a person or, without
-  // a technical term, at odds under untermed_lead.
+  // nor technical or logistics one that asks about the candidate as a
+  // person, nor technical one without a technical term at odds under
+  // untermed_lead.
   typeOf(text, c) {
     const a = this.askedCues(text, c);
     const r = this.classifyCues(a);
@@ -173,7 +174,8 @@ export class Script {
     const han = HAN.test(a.text);
     const technical = type === 'concept' || type === 'design' || type === 'coding';
     if ((type === 'smalltalk' && !han) || (type === 'concept' && han && !a.tech) ||
-      (technical && (this.personal(a) || (!a.tech && lead < this.untermedLead)))) return r;
+      (technical && (this.personal(a) || (!a.tech && lead < this.untermedLead))) ||
+      (type === 'logistics' && this.personal(a))) return r;
     return type;
   }
 

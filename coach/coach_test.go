@@ -207,8 +207,9 @@ func hasCJK(s string) bool {
 // when it asks how two things differ, a troubleshooting one when it asks
 // how to find or fix a fault, pros and cons when it asks for those), STAR
 // or CARL for a story, a frame of its own for a self-introduction, why
-// leaving, why this job and a career plan, a line to say for a check-in,
-// a clarifying question for logistics, and no countdown for small talk.
+// leaving, why this job, strengths and a career plan, a line to say for a
+// check-in, a clarifying question for logistics, and no countdown for
+// small talk.
 func TestCardOfType(t *testing.T) {
 	tests := []struct {
 		text           string
@@ -249,7 +250,9 @@ func TestCardOfType(t *testing.T) {
 		{"你为什么想加入我们公司？", Behavioural, "Headline", "一句话结论", true},
 		{"Where do you see yourself in five years?", Behavioural, "Direction", "方向", true},
 		{"Why should we hire you?", Behavioural, "Headline", "一句话结论", true},
-		{"What are your strengths?", Behavioural, "STAR", "STAR", true},
+		{"What are your strengths?", Behavioural, "Claim → Proof", "结论 → 例证", true},
+		{"你最大的优点是什么？", Behavioural, "Claim → Proof", "结论 → 例证", true},
+		{"What's your biggest weakness?", Behavioural, "CARL", "CARL", true},
 		{"讲讲你这五年做的最有成就感的项目", Behavioural, "STAR", "STAR", true},
 		{"讲一个你失败的经历", Behavioural, "CARL", "CARL", true},
 	}

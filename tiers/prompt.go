@@ -170,7 +170,8 @@ var shapes = map[coach.Type]shape{
 // frameShapes are the shapes of the questions whose coach card uses a
 // frame of its own (coach.Frame): among concept questions a comparison,
 // troubleshooting, pros and cons; among behavioural ones a failure
-// (CARL), a self-introduction, why leaving, why this job, a career plan.
+// (CARL), a self-introduction, why leaving, why this job, strengths, a
+// career plan.
 // Any other question takes its type's shape.
 var frameShapes = map[string]shape{
 	"carl": {
@@ -196,6 +197,12 @@ var frameShapes = map[string]shape{
 			"product, the team, the problems), what the candidate brings that the role needs, and what they would do " +
 			"first. First person, not a STAR story.",
 		short: "Why this job: a headline, two or three concrete reasons, the fit, what you would do first.",
+	},
+	"strengths": {
+		full: "This asks about the candidate's strengths: name one strength in a few words, prove it with one short " +
+			"example and its result, say how it shows day to day, and tie it to what the role needs. First person; a " +
+			"short example, not a long STAR story.",
+		short: "Strengths: name one, prove it with one short example, tie it to the role.",
 	},
 	"plan": {
 		full: "This asks about the candidate's career plan: the direction in one sentence, what to master and own in the " +

@@ -61,8 +61,8 @@ func (p *promptRecorder) last(model string) string {
 // L2 and checks the system prompt the simulated vendor and local model
 // received: the shape of the question's type (of its coach frame where it
 // has one of its own: a comparison, troubleshooting, pros and cons, a
-// failure, a self-introduction, why leaving, why this job, a career
-// plan), full at L1, short at L2.
+// failure, a self-introduction, why leaving, why this job, strengths, a
+// career plan), full at L1, short at L2.
 func TestPromptPerTypeOverTheWire(t *testing.T) {
 	sim := vendorsim.New(vendorsim.Options{TokenDelay: -1})
 	rec := &promptRecorder{sim: sim, got: map[string][]string{}}
@@ -99,6 +99,7 @@ func TestPromptPerTypeOverTheWire(t *testing.T) {
 		{"你为什么离职？", coach.Behavioural, "moving towards", "moving towards"},
 		{"Why do you want to work here?", coach.Behavioural, "wants this job", "Why this job"},
 		{"Where do you see yourself in five years?", coach.Behavioural, "career plan", "Career plan"},
+		{"你最大的优点是什么？", coach.Behavioural, "strengths", "Strengths"},
 		{"What's the difference between TCP and UDP?", coach.Concept, "when to pick which", "when to pick which"},
 		{"Redis 的持久化是怎么实现的？", coach.Concept, "one trade-off", "one trade-off"},
 		{"线上 CPU 飙高怎么排查？", coach.Concept, "find the root cause", "find the root cause"},

@@ -171,8 +171,7 @@ var shapes = map[coach.Type]shape{
 // frame of its own (coach.Frame): among concept questions a comparison,
 // troubleshooting, pros and cons; among behavioural ones a failure
 // (CARL), a self-introduction, why leaving, why this job, strengths, a
-// career plan.
-// Any other question takes its type's shape.
+// career plan. Any other question takes its type's shape.
 var frameShapes = map[string]shape{
 	"carl": {
 		full: "This asks about a failure, a mistake or a weakness: answer as a short story in the candidate's own voice, " +
@@ -231,13 +230,11 @@ var frameShapes = map[string]shape{
 }
 
 // shapeFor is the shape of the answer to question, of type t: its coach
-// frame's (frameShapes) for a concept or behavioural question that has
-// one, else its type's, else the behavioural one.
+// frame's when frameShapes has it, else its type's, else the behavioural
+// one.
 func shapeFor(question string, t coach.Type) shape {
-	if t == coach.Concept || t == coach.Behavioural {
-		if s, ok := frameShapes[coach.Frame(question, t)]; ok {
-			return s
-		}
+	if s, ok := frameShapes[coach.Frame(question, t)]; ok {
+		return s
 	}
 	if s, ok := shapes[t]; ok {
 		return s

@@ -103,7 +103,7 @@ func build(cfg config, f serveFlags, log zerolog.Logger) (*app, error) {
 		a.close()
 		return nil, err
 	}
-	a.hub = session.NewHub(a.sessionConfig(f, node, engine))
+	a.hub = session.NewHub(a.hubConfig(f, node, engine))
 	ready := log.Info().Str("answer_level", a.health.Supported().String()).Int("templates", tpl.questions).
 		Int("l1_vendors", len(cfg.Engine.L1.Vendors)).Bool("l2", cfg.Engine.L2.BaseURL != "").Bool("demo", f.demo)
 	if len(cfg.Engine.L1.Vendors) == 0 {
@@ -158,9 +158,9 @@ func (a *app) startEngine(ctx context.Context, tpl recallTemplates, probe health
 	return engine, nil
 }
 
-// sessionConfig is the sessions' configuration on a.cfg, with the speech
+// hubConfig is the sessions' configuration on a.cfg, with the speech
 // pool it starts (a.close stops it) and the engine that answers.
-func (a *app) sessionConfig(f serveFlags, node string, engine *tiers.Engine) session.Config {
+func (a *app) hubConfig(f serveFlags, node string, engine *tiers.Engine) session.Config {
 	asrCfg := a.cfg.ASR
 	asrCfg.Circuits = asrCircuits{a.health} // whisper vs cloud by their circuits
 	pool := asr.NewPool(asrCfg, a.log, asr.NewMetrics(a.reg))

@@ -151,7 +151,8 @@ var (
 		LangZH: {right: 0.71, wrong: 0.005, falseHit: 0.03},
 		LangEN: {right: 0.635, wrong: 0.02, falseHit: 0.06},
 	}
-	// heldout2_test: 61.6 / 0.4 / 2.2 (zh 58.0 / 0.0 / 2.9, en 65.5 / 0.9 / 1.5)
+	// heldout2_test: 62.1 / 0.4 / 2.2 (zh 58.0 / 0.0 / 2.9, en 66.4 / 0.9 / 1.5);
+	// 61.6 (en 65.5) before the eighth session's technical terms
 	test2Floors = map[string]floors{
 		"all":  {right: 0.615, wrong: 0.005, falseHit: 0.025},
 		LangZH: {right: 0.575, wrong: 0.005, falseHit: 0.03},
@@ -187,7 +188,8 @@ var (
 		LangZH: {right: 0.51, wrong: 0.045, falseHit: 0.045},
 		LangEN: {right: 0.39, wrong: 0.005, falseHit: 0.02},
 	}
-	// heldout5_test: 39.5 / 5.3 / 5.0 (zh 38.6 / 2.3 / 6.2, en 40.6 / 9.4 / 4.0)
+	// heldout5_test: 39.5 / 5.3 / 4.6 (zh 38.6 / 2.3 / 5.3, en 40.6 / 9.4 / 4.0);
+	// false 5.0 (zh 6.2) before the eighth session's technical terms
 	test5Floors = map[string]floors{
 		"all":  {right: 0.39, wrong: 0.055, falseHit: 0.055},
 		LangZH: {right: 0.385, wrong: 0.025, falseHit: 0.065},
@@ -218,22 +220,26 @@ var (
 		LangEN: {right: 0.595, wrong: 0.01, falseHit: 0.005},
 	}
 	// heldout9_final: 75.0 / 1.4 / 4.0 (zh 70.0 / 0.9 / 0.0, en 80.0 / 1.8 / 8.0),
-	// its second scoring, after the bank's 16 new paraphrases a template;
-	// its first: 69.1 / 1.4 / 4.0 (the tree before the session that wrote
-	// it: 64.5 / 0.9 / 2.0)
+	// since its second scoring, after the bank's 16 new paraphrases a
+	// template (unchanged by the eighth session's two classifier changes,
+	// its third and fourth); its first: 69.1 / 1.4 / 4.0 (the tree before
+	// the session that wrote it: 64.5 / 0.9 / 2.0)
 	final9Floors = map[string]floors{
 		"all":  {right: 0.745, wrong: 0.015, falseHit: 0.045},
 		LangZH: {right: 0.695, wrong: 0.01, falseHit: 0.005},
 		LangEN: {right: 0.795, wrong: 0.02, falseHit: 0.085},
 	}
-	// heldout10_final: 53.0 / 0.5 / 8.0 (zh 50.0 / 0.0 / 6.0, en 56.0 / 1.0 / 10.0),
-	// its one scoring; the tree before the new paraphrases: 49.0 / 1.0 / 8.0
+	// heldout10_final: 53.5 / 0.5 / 8.0 (zh 50.0 / 0.0 / 6.0, en 57.0 / 1.0 / 10.0)
+	// since the eighth session's technical terms (its second scoring; its
+	// third, for the personal guard on logistics, moved nothing); its
+	// first: 53.0 (en 56.0); the tree before the new paraphrases: 49.0 / 1.0 / 8.0
 	final10Floors = map[string]floors{
 		"all":  {right: 0.525, wrong: 0.01, falseHit: 0.085},
 		LangZH: {right: 0.495, wrong: 0.005, falseHit: 0.065},
 		LangEN: {right: 0.555, wrong: 0.015, falseHit: 0.105},
 	}
-	// heldout11_dev: 57.0 / 0.5 / 10.0 (zh 59.0 / 0.0 / 8.0, en 55.0 / 1.0 / 12.0)
+	// heldout11_dev: 57.5 / 0.5 / 10.0 (zh 59.0 / 0.0 / 8.0, en 56.0 / 1.0 / 12.0);
+	// 57.0 (en 55.0) before the eighth session's technical terms
 	dev11Floors = map[string]floors{
 		"all":  {right: 0.565, wrong: 0.01, falseHit: 0.105},
 		LangZH: {right: 0.585, wrong: 0.005, falseHit: 0.085},
@@ -394,9 +400,10 @@ func TestHeldout8Test(t *testing.T) { testHeldout(t, "heldout8_test.yaml", test8
 // TestHeldout9Final scores testdata/heldout9_final.yaml, interviewer turns
 // written for ten imagined interview loops in their own domains (its
 // header says how), after every change it could have steered. Scored
-// once for that session's tree and once after the next session's new
-// paraphrases, never tuned on (its floors are just under the second
-// scoring). Aggregates only.
+// once for that session's tree, once after the next session's new
+// paraphrases and twice for the session after's classifier changes,
+// never tuned on (its floors are just under the second scoring).
+// Aggregates only.
 func TestHeldout9Final(t *testing.T) {
 	testHeldout(t, "heldout9_final.yaml", final9Floors, false)
 }
@@ -409,8 +416,8 @@ func TestHeldout11Dev(t *testing.T) { testHeldout(t, "heldout11_dev.yaml", dev11
 // TestHeldout10Final scores testdata/heldout10_final.yaml, the second
 // phrasings of interviewers asked to rephrase (its header says how),
 // written beside the bank's newest paraphrases by a helper that never saw
-// them; scored once (its floors are just under that scoring). Aggregates
-// only.
+// them; scored once then and twice for the next session's classifier
+// changes (its floors are just under the first scoring). Aggregates only.
 func TestHeldout10Final(t *testing.T) {
 	testHeldout(t, "heldout10_final.yaml", final10Floors, false)
 }
